@@ -1,0 +1,472 @@
+/**
+ * @module
+ * A typed client for the whole Conversation Service interface. Web-standard (`fetch`, streams, AbortSignal), so
+ * it runs on Node, Workers, Deno, Bun and in browsers; only the HTTP/2 delivery needs Node, and it loads
+ * node:http2 lazily, on first use, unless an HTTP/2 fetch is given.
+ *
+ * @example
+ * ```ts
+ * const service = new ServiceClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: process.env.SERVICE_API_KEY! });
+ * const conversation = await service.createPersonaConversation({ personaId, externalUserId: 'user-1' });
+ * for await (const chunk of service.streamSse(conversation.conversationId, 'Hello')) {
+ *   if (chunk.type === 'delta') process.stdout.write(chunk.text);
+ * }
+ * ```
+ */
+import { ServiceError, codeForStatus, redact } from './errors.js';
+import { readNdjsonStream, readSseStream } from './stream.js';
+import type { ChatResponse, Conversation, ListResponse, StreamChunk } from './types.js';
+
+type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** `chat` is form B (`PATCH …/chat`, `…/chat-sse`, `…/chat-http2`); `continue` is form A (`POST …/continue…`). */
+export type RouteForm = 'chat' | 'continue';
+
+export interface Timeouts {
+  /** Until the response headers arrive (for a complete-response continue, `firstByteMs` bounds that wait). */
+  connectMs: number;
+  /** Streams: from the headers to the first body bytes. Complete-response continue: until the headers. */
+  firstByteMs: number;
+  /** Streams: the longest pause between two pieces of the body. */
+  idleMs: number;
+  /** The whole call, body included. */
+  totalMs: number;
+}
+
+export const defaultTimeouts: Timeouts = { connectMs: 10_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 300_000 };
+
+export interface ServiceClientOptions {
+  /** Where the service is, e.g. `https://api.example.com/v1` or the emulator's `http://127.0.0.1:4010`. */
+  baseUrl: string;
+  /** The API key. Sent only in the API-key header; never appears in an error, a log line or a thrown object. */
+  apiKey: string;
+  /** The header that carries the key. Default `x-svc-api-key`. */
+  apiKeyHeader?: string;
+  /** Which continue paths to use. `auto` (default) tries form B, falls back to form A on 404/405 and remembers. */
+  routes?: RouteForm | 'auto';
+  /** The transport for everything but the HTTP/2 delivery. Default `globalThis.fetch`. */
+  fetch?: FetchLike;
+  /** Where the HTTP/2 listener is, when it differs from `baseUrl`. */
+  http2BaseUrl?: string;
+  /** The transport for the HTTP/2 delivery. Default: a node:http2 fetch made on first use. */
+  http2Fetch?: FetchLike;
+  timeouts?: Partial<Timeouts>;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeouts?: Partial<Timeouts>;
+}
+
+export interface ListOptions extends CallOptions {
+  continuationToken?: string | null;
+}
+
+/** Which conversations a list asks for: the organization's, one external user's, or one persona's. */
+export type ListScope = { externalUserId: string } | { personaId: string } | Record<string, never>;
+
+export type Delivery = 'sse' | 'http2' | 'json';
+
+interface Started {
+  response: Response;
+  signal: AbortSignal;
+  timeouts: Timeouts;
+  done(): void;
+}
+
+const continuePaths: Record<RouteForm, Record<Delivery, [method: string, suffix: string]>> = {
+  chat: { json: ['PATCH', 'chat'], sse: ['PATCH', 'chat-sse'], http2: ['PATCH', 'chat-http2'] },
+  continue: { json: ['POST', 'continue'], sse: ['POST', 'continue-sse'], http2: ['POST', 'continue-stream'] },
+};
+
+export class ServiceClient {
+  readonly #baseUrl: string;
+  readonly #http2BaseUrl: string;
+  readonly #apiKey: string;
+  readonly #apiKeyHeader: string;
+  readonly #fetch: FetchLike;
+  readonly #timeouts: Timeouts;
+  #http2Fetch: FetchLike | undefined;
+  #ownsHttp2 = false;
+  #form: RouteForm | undefined;
+
+  constructor(options: ServiceClientOptions) {
+    if (!options?.baseUrl) throw new Error('ServiceClient: the "baseUrl" option is required');
+    if (!/^https?:\/\//.test(options.baseUrl)) throw new Error('ServiceClient: "baseUrl" must be an http(s) URL');
+    if (!options.apiKey) throw new Error('ServiceClient: the "apiKey" option is required');
+    const routes = options.routes ?? 'auto';
+    if (!['auto', 'chat', 'continue'].includes(routes)) {
+      throw new Error('ServiceClient: "routes" must be one of auto, chat, continue');
+    }
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#http2BaseUrl = (options.http2BaseUrl ?? options.baseUrl).replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#apiKeyHeader = options.apiKeyHeader ?? 'x-svc-api-key';
+    this.#form = routes === 'auto' ? undefined : routes;
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#http2Fetch = options.http2Fetch;
+    this.#timeouts = { ...defaultTimeouts, ...options.timeouts };
+  }
+
+  /** The continue route form in use: the configured one, or the one `auto` settled on (undefined until then). */
+  get routeForm(): RouteForm | undefined {
+    return this.#form;
+  }
+
+  // Creating
+
+  /** `POST /conversations`: a general conversation with a named AI system and model. */
+  createConversation(body: { system: string; model: string; externalUserId: string }, options?: CallOptions) {
+    return this.#json<Conversation>('POST', '/conversations', body, options);
+  }
+
+  /** `POST /conversations/persona`: a conversation with a persona. */
+  createPersonaConversation(body: { personaId: string; externalUserId: string }, options?: CallOptions) {
+    return this.#json<Conversation>('POST', '/conversations/persona', body, options);
+  }
+
+  // Continuing
+
+  /** Sends a user message and returns the whole reply (form B `PATCH …/chat` or form A `POST …/continue`). */
+  async continueConversation(conversationId: string, message: string, options?: CallOptions): Promise<ChatResponse> {
+    const started = await this.#continue(conversationId, message, 'json', options);
+    try {
+      return (await this.#readJson(started)) as ChatResponse;
+    } finally {
+      started.done();
+    }
+  }
+
+  /** Sends a user message and streams the reply over Server-Sent Events. */
+  streamSse(conversationId: string, message: string, options?: CallOptions): AsyncGenerator<StreamChunk> {
+    return this.#stream(conversationId, message, 'sse', options);
+  }
+
+  /** Sends a user message and streams the reply over a real HTTP/2 connection (newline-delimited JSON). */
+  streamHttp2(conversationId: string, message: string, options?: CallOptions): AsyncGenerator<StreamChunk> {
+    return this.#stream(conversationId, message, 'http2', options);
+  }
+
+  /** Sends a user message and yields the reply as chunks, whichever delivery is asked for (`json` yields it whole). */
+  async *reply(conversationId: string, message: string, delivery: Delivery, options?: CallOptions) {
+    if (delivery !== 'json') return yield* this.#stream(conversationId, message, delivery, options);
+    const response = await this.continueConversation(conversationId, message, options);
+    yield* chunksOfResponse(response);
+  }
+
+  // Retrieving
+
+  /** `GET /conversations`: one page (10) of the organization's conversations. */
+  listConversations(options?: ListOptions) {
+    return this.#list('/conversations', options);
+  }
+
+  /** `GET /conversations/user/{externalUserId}`: one page of one external user's conversations. */
+  listUserConversations(externalUserId: string, options?: ListOptions) {
+    return this.#list(`/conversations/user/${encodeURIComponent(externalUserId)}`, options);
+  }
+
+  /** `GET /conversations/persona/{personaId}`: one page of one persona's conversations. */
+  listPersonaConversations(personaId: string, options?: ListOptions) {
+    return this.#list(`/conversations/persona/${encodeURIComponent(personaId)}`, options);
+  }
+
+  /** Every conversation in the scope, page by page, following `continuationToken` until it is absent. */
+  async *allConversations(scope: ListScope = {}, options?: CallOptions): AsyncGenerator<Conversation> {
+    let continuationToken: string | null | undefined;
+    do {
+      const page =
+        'externalUserId' in scope
+          ? await this.listUserConversations(scope.externalUserId, { ...options, continuationToken })
+          : 'personaId' in scope
+            ? await this.listPersonaConversations(scope.personaId, { ...options, continuationToken })
+            : await this.listConversations({ ...options, continuationToken });
+      yield* page.data ?? [];
+      continuationToken = page.continuationToken;
+    } while (continuationToken);
+  }
+
+  /** `GET /conversations/{conversationId}`: one conversation with its messages. */
+  getConversation(conversationId: string, options?: CallOptions) {
+    return this.#json<Conversation>('GET', `/conversations/${encodeURIComponent(conversationId)}`, undefined, options);
+  }
+
+  // Managing
+
+  /** `PATCH …/set-active`. */
+  setActive(conversationId: string, isActive: boolean, options?: CallOptions) {
+    return this.#manage(conversationId, 'set-active', { isActive }, options);
+  }
+
+  /** `PATCH …/set-metadata`. */
+  setMetadata(conversationId: string, metadata: Record<string, unknown>, options?: CallOptions) {
+    return this.#manage(conversationId, 'set-metadata', { metadata }, options);
+  }
+
+  /** `PATCH …/set-conversation-name`. */
+  setConversationName(conversationId: string, conversationName: string, options?: CallOptions) {
+    return this.#manage(conversationId, 'set-conversation-name', { conversationName }, options);
+  }
+
+  /** `PATCH …/set-conversation-status`. */
+  setConversationStatus(conversationId: string, conversationStatus: string, options?: CallOptions) {
+    return this.#manage(conversationId, 'set-conversation-status', { conversationStatus }, options);
+  }
+
+  /** Closes the HTTP/2 sessions this client opened. */
+  close() {
+    if (this.#ownsHttp2) (this.#http2Fetch as { close?: () => void } | undefined)?.close?.();
+  }
+
+  // Internals
+
+  #manage(conversationId: string, operation: string, body: unknown, options?: CallOptions) {
+    return this.#json<Conversation>(
+      'PATCH',
+      `/conversations/${encodeURIComponent(conversationId)}/${operation}`,
+      body,
+      options,
+    );
+  }
+
+  async #list(path: string, options: ListOptions = {}): Promise<ListResponse> {
+    const query = options.continuationToken
+      ? `?continuationToken=${encodeURIComponent(options.continuationToken)}`
+      : '';
+    return this.#json<ListResponse>('GET', path + query, undefined, options);
+  }
+
+  async #json<T>(method: string, path: string, body: unknown, options?: CallOptions): Promise<T> {
+    const started = await this.#start(
+      this.#fetch,
+      this.#baseUrl + path,
+      method,
+      body,
+      'application/json',
+      options,
+      false,
+    );
+    try {
+      return (await this.#readJson(started)) as T;
+    } finally {
+      started.done();
+    }
+  }
+
+  async #readJson(started: Started): Promise<unknown> {
+    const text = await this.#guard(started, 'bad_response', () => started.response.text());
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new ServiceError({
+        status: started.response.status,
+        code: 'bad_response',
+        message: 'The service answered with a body that is not JSON.',
+        requestId: started.response.headers.get('x-request-id') ?? undefined,
+      });
+    }
+  }
+
+  async *#stream(conversationId: string, message: string, delivery: 'sse' | 'http2', options?: CallOptions) {
+    const started = await this.#continue(conversationId, message, delivery, options);
+    const body = started.response.body;
+    try {
+      if (!body)
+        throw new ServiceError({
+          status: started.response.status,
+          code: 'bad_response',
+          message: 'The stream had no body.',
+        });
+      const read = delivery === 'sse' ? readSseStream : readNdjsonStream;
+      const chunks = read(body, {
+        firstByteMs: started.timeouts.firstByteMs,
+        idleMs: started.timeouts.idleMs,
+        signal: started.signal,
+      });
+      for (;;) {
+        const next = await this.#guard(started, 'stream_error', () => chunks.next());
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      started.done();
+    }
+  }
+
+  /** Sends a continue request in the route form in use, falling back from one form to the other under `auto`. */
+  async #continue(
+    conversationId: string,
+    message: string,
+    delivery: Delivery,
+    options?: CallOptions,
+  ): Promise<Started> {
+    const transport = delivery === 'http2' ? await this.#http2() : this.#fetch;
+    const base = delivery === 'http2' ? this.#http2BaseUrl : this.#baseUrl;
+    const accept =
+      delivery === 'sse' ? 'text/event-stream' : delivery === 'http2' ? 'application/x-ndjson' : 'application/json';
+    const send = (form: RouteForm) => {
+      const [method, suffix] = continuePaths[form][delivery];
+      const url = `${base}/conversations/${encodeURIComponent(conversationId)}/${suffix}`;
+      return this.#start(transport, url, method, { message }, accept, options, delivery !== 'json');
+    };
+    if (this.#form) return send(this.#form);
+    try {
+      const started = await send('chat');
+      this.#form = 'chat';
+      return started;
+    } catch (error) {
+      if (!(error instanceof ServiceError) || (error.status !== 404 && error.status !== 405)) throw error;
+      const started = await send('continue');
+      this.#form = 'continue';
+      return started;
+    }
+  }
+
+  async #http2(): Promise<FetchLike> {
+    if (!this.#http2Fetch) {
+      const { createHttp2Fetch } = await import('./http2.js');
+      this.#http2Fetch = createHttp2Fetch();
+      this.#ownsHttp2 = true;
+    }
+    return this.#http2Fetch;
+  }
+
+  /**
+   * Starts a request with the API key, the caller's signal and the timeouts. Throws a ServiceError for a
+   * non-2xx status, a timeout or a network failure; an abort by the caller rethrows the caller's reason.
+   */
+  async #start(
+    transport: FetchLike,
+    url: string,
+    method: string,
+    body: unknown,
+    accept: string,
+    options: CallOptions = {},
+    streaming: boolean,
+  ): Promise<Started> {
+    const timeouts = { ...this.#timeouts, ...options.timeouts };
+    const controller = new AbortController();
+    const userSignal = options.signal;
+    userSignal?.throwIfAborted();
+    let timedOut: ServiceError | undefined;
+    const fail = (code: string, ms: number) => () => {
+      timedOut = new ServiceError({
+        status: 0,
+        code,
+        message: `The service did not answer within ${ms} ms.`,
+        retryable: true,
+      });
+      controller.abort(timedOut);
+    };
+    const onUserAbort = () => controller.abort(userSignal?.reason);
+    userSignal?.addEventListener('abort', onUserAbort, { once: true });
+    const total = setTimeout(fail('total_timeout', timeouts.totalMs), timeouts.totalMs);
+    const headersMs = streaming ? timeouts.connectMs : Math.max(timeouts.connectMs, timeouts.firstByteMs);
+    const headersTimer = setTimeout(fail(streaming ? 'connect_timeout' : 'first_byte_timeout', headersMs), headersMs);
+    const done = () => {
+      clearTimeout(total);
+      clearTimeout(headersTimer);
+      userSignal?.removeEventListener('abort', onUserAbort);
+    };
+    const headers: Record<string, string> = { accept, [this.#apiKeyHeader]: this.#apiKey };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await transport(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      done();
+      if (timedOut) throw timedOut;
+      if (userSignal?.aborted) throw userSignal.reason;
+      throw this.#networkError(error);
+    } finally {
+      clearTimeout(headersTimer);
+    }
+    if (!response.ok) {
+      try {
+        throw await this.#errorFrom(response);
+      } finally {
+        done();
+      }
+    }
+    return {
+      response,
+      signal: controller.signal,
+      timeouts,
+      done: () => {
+        done();
+        if (!controller.signal.aborted) controller.abort(new DOMException('The call is over.', 'AbortError'));
+      },
+    };
+  }
+
+  /** Runs a read of the body, turning aborts by our own timers and network failures into ServiceErrors. */
+  async #guard<T>(started: Started, code: string, read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      const reason: unknown = started.signal.reason;
+      if (reason instanceof ServiceError) throw reason;
+      if (error instanceof ServiceError) throw error;
+      if (started.signal.aborted) throw reason ?? error;
+      throw this.#networkError(error, code);
+    }
+  }
+
+  #networkError(error: unknown, code = 'network_error'): ServiceError {
+    const detail = error instanceof Error ? error.message : String(error);
+    return new ServiceError({
+      status: 0,
+      code,
+      message: redact(`The connection to the service failed: ${detail}`, [this.#apiKey]),
+      retryable: true,
+    });
+  }
+
+  async #errorFrom(response: Response): Promise<ServiceError> {
+    let code = codeForStatus(response.status);
+    let message = `The service answered ${response.status}.`;
+    let requestId = response.headers.get('x-request-id') ?? undefined;
+    try {
+      const text = (await response.text()).slice(0, 4096);
+      const parsed: unknown = JSON.parse(text);
+      const inner = (parsed as { error?: unknown })?.error ?? parsed;
+      if (inner && typeof inner === 'object') {
+        const fields = inner as Record<string, unknown>;
+        if (typeof fields.code === 'string' && fields.code) code = fields.code;
+        if (typeof fields.message === 'string' && fields.message) message = fields.message.slice(0, 500);
+        if (typeof fields.requestId === 'string') requestId ??= fields.requestId;
+      } else if (typeof inner === 'string' && inner) message = inner.slice(0, 500);
+    } catch {
+      // A body that is not JSON adds nothing we can trust.
+    }
+    const retryAfter = Number(response.headers.get('retry-after'));
+    return new ServiceError({
+      status: response.status,
+      code,
+      message: redact(message, [this.#apiKey]),
+      requestId,
+      retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+    });
+  }
+}
+
+/** The chunks a complete Chat response amounts to, so every delivery can be consumed the same way. */
+export function* chunksOfResponse(response: ChatResponse): Generator<StreamChunk> {
+  const choice = response.choices?.[0];
+  const text = choice?.message?.content ?? '';
+  if (text) yield { type: 'delta', text };
+  if (response.citations?.length) yield { type: 'citations', citations: response.citations };
+  yield {
+    type: 'done',
+    messageId: response.messageId,
+    runId: response.runId,
+    finishReason: choice?.finish_reason ?? undefined,
+    usage: response.usage,
+    moderation: choice?.moderation_results ?? response.prompt_moderations,
+  };
+}

@@ -1,0 +1,262 @@
+/**
+ * @module
+ * A tolerant reader for streamed replies. The interface does not say what a streamed event looks like or how a
+ * stream ends, so this accepts the plausible formats and turns each into the same chunks:
+ *
+ * - OpenAI-style `chat.completion.chunk` objects (`choices[].delta.content`);
+ * - whole Chat responses (`choices[].message.content`), each carrying either the text so far or just the new part;
+ * - bare JSON strings, `{content}` / `{text}` objects, and plain-text `data:` lines;
+ * - an end marked by `data: [DONE]`, a named `done` / `end` / `complete` event, or just the end of the body.
+ *
+ * SSE bodies go through eventsource-parser; HTTP/2 bodies are newline-delimited JSON (a `data:` prefix is tolerated).
+ */
+import { createParser } from 'eventsource-parser';
+import { ServiceError } from './errors.js';
+import type { Citation, DoneChunk, ModerationResult, StreamChunk, Usage } from './types.js';
+
+const terminalEvents = new Set(['done', 'end', 'complete', 'completed', 'finish', 'finished']);
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/**
+ * Turns upstream events into normalized chunks. Keeps the text seen so far (to tell cumulative whole responses
+ * from incremental ones) and the metadata that the terminal `done` chunk reports.
+ */
+export class ChunkNormalizer {
+  #text = '';
+  #citations = '';
+  #ended = false;
+  readonly #done: DoneChunk = { type: 'done' };
+
+  /** True once a terminal marker (`[DONE]` or a named done event) was seen. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** The whole reply text so far. */
+  get text(): string {
+    return this.#text;
+  }
+
+  /** One event: its name (SSE `event:`, if any) and its data. Returns the chunks it produced. */
+  accept(data: string, event?: string): StreamChunk[] {
+    if (this.#ended) return [];
+    const name = event?.toLowerCase();
+    if (name === 'error') throw streamError(data);
+    if (data.trim() === '[DONE]') {
+      this.#ended = true;
+      return [];
+    }
+    const out: StreamChunk[] = [];
+    let payload: unknown = data;
+    if (/^\s*[[{"]/.test(data)) {
+      try {
+        payload = JSON.parse(data);
+      } catch {
+        payload = data;
+      }
+    }
+    if (typeof payload === 'string') {
+      if (name && terminalEvents.has(name)) this.#ended = true;
+      else this.#delta(payload, out);
+      return out;
+    }
+    if (isObject(payload)) this.#object(payload, out);
+    if (name && terminalEvents.has(name)) this.#ended = true;
+    return out;
+  }
+
+  /** The terminal chunk, with whatever metadata the stream carried. */
+  finish(): DoneChunk {
+    this.#ended = true;
+    return { ...this.#done };
+  }
+
+  #delta(text: string, out: StreamChunk[]) {
+    if (!text) return;
+    this.#text += text;
+    out.push({ type: 'delta', text });
+  }
+
+  #object(obj: Json, out: StreamChunk[]) {
+    if (isObject(obj.error) || (typeof obj.error === 'string' && obj.error)) {
+      throw streamError(JSON.stringify(obj.error));
+    }
+    const choices = Array.isArray(obj.choices) ? obj.choices : [];
+    const choice = choices.find(isObject);
+    if (choice) {
+      const delta = isObject(choice.delta) ? str(choice.delta.content) : undefined;
+      const whole = isObject(choice.message) ? str(choice.message.content) : undefined;
+      if (delta !== undefined) this.#delta(delta, out);
+      else if (whole !== undefined) this.#whole(whole, out);
+      const finish = str(choice.finish_reason) ?? str(choice.finishReason);
+      if (finish) this.#done.finishReason = finish;
+      if (isObject(choice.moderation_results))
+        this.#done.moderation = choice.moderation_results as unknown as ModerationResult;
+    } else {
+      const text = str(obj.content) ?? str(obj.text) ?? str(obj.delta);
+      if (text !== undefined) this.#delta(text, out);
+      const finish = str(obj.finish_reason) ?? str(obj.finishReason);
+      if (finish) this.#done.finishReason = finish;
+    }
+    const messageId = str(obj.messageId) ?? str(obj.message_id);
+    if (messageId) this.#done.messageId = messageId;
+    const runId = str(obj.runId) ?? str(obj.run_id) ?? str(obj.conversationRunId);
+    if (runId) this.#done.runId = runId;
+    if (isObject(obj.usage)) this.#done.usage = normalizeUsage(obj.usage);
+    if (!this.#done.moderation && isObject(obj.prompt_moderations)) {
+      this.#done.moderation = obj.prompt_moderations as unknown as ModerationResult;
+    }
+    if (Array.isArray(obj.citations) && obj.citations.length > 0) {
+      const citations = obj.citations.filter(isObject) as Citation[];
+      const key = JSON.stringify(citations);
+      if (key !== this.#citations) {
+        this.#citations = key;
+        out.push({ type: 'citations', citations });
+      }
+    }
+  }
+
+  /** A whole Chat response: either everything so far (cumulative) or just the next part. */
+  #whole(content: string, out: StreamChunk[]) {
+    if (this.#text && content.startsWith(this.#text)) this.#delta(content.slice(this.#text.length), out);
+    else this.#delta(content, out);
+  }
+}
+
+function normalizeUsage(usage: Json): Usage {
+  const num = (...values: unknown[]) => Number(values.find(v => typeof v === 'number') ?? 0);
+  const prompt = num(usage.prompt_tokens, usage.promptTokens);
+  const completion = num(usage.completion_tokens, usage.completionTokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: num(usage.total_tokens, usage.totalTokens, prompt + completion),
+  };
+}
+
+function streamError(data: string): ServiceError {
+  let message = 'The service reported an error in the stream.';
+  let code = 'stream_error';
+  try {
+    const parsed: unknown = JSON.parse(data);
+    const inner = isObject(parsed) && isObject(parsed.error) ? parsed.error : parsed;
+    if (isObject(inner)) {
+      message = str(inner.message) ?? message;
+      code = str(inner.code) ?? code;
+    } else if (typeof inner === 'string' && inner) message = inner;
+  } catch {
+    if (data.trim()) message = data.trim();
+  }
+  return new ServiceError({ status: 0, code, message: message.slice(0, 300), retryable: true });
+}
+
+export interface ReadOptions {
+  /** Longest wait for the first body bytes, in ms. */
+  firstByteMs?: number;
+  /** Longest wait between two reads of the body, in ms. */
+  idleMs?: number;
+  signal?: AbortSignal;
+}
+
+/** The body's bytes, with first-byte and idle timeouts that cancel the body and throw a ServiceError. */
+export async function* readBody(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+  const reader = body.getReader();
+  let first = true;
+  try {
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const limit = first ? options.firstByteMs : options.idleMs;
+      const result = await withTimeout(
+        reader.read(),
+        limit,
+        first ? 'first_byte_timeout' : 'idle_timeout',
+        options.signal,
+      );
+      if (result.done) return;
+      first = false;
+      yield result.value;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number | undefined, code: string, signal?: AbortSignal): Promise<T> {
+  if (!ms && !signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const timer = ms
+      ? setTimeout(() => {
+          reject(
+            new ServiceError({
+              status: 0,
+              code,
+              message: `No data from the service within ${ms} ms.`,
+              retryable: true,
+            }),
+          );
+        }, ms)
+      : undefined;
+    const onAbort = () => reject(signal?.reason ?? new DOMException('Aborted', 'AbortError'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    });
+  });
+}
+
+/** Reads a Server-Sent Events body into normalized chunks, ending with exactly one `done`. */
+export async function* readSseStream(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+  const normalizer = new ChunkNormalizer();
+  const pending: StreamChunk[] = [];
+  let failure: unknown;
+  const parser = createParser({
+    onEvent(message) {
+      if (failure) return;
+      try {
+        pending.push(...normalizer.accept(message.data, message.event));
+      } catch (error) {
+        failure = error;
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const bytes of readBody(body, options)) {
+    parser.feed(decoder.decode(bytes, { stream: true }));
+    yield* pending.splice(0);
+    if (failure) throw failure;
+    if (normalizer.ended) break;
+  }
+  parser.feed(decoder.decode());
+  yield* pending.splice(0);
+  if (failure) throw failure;
+  yield normalizer.finish();
+}
+
+/** Reads a newline-delimited JSON body (the HTTP/2 delivery) into normalized chunks, ending with one `done`. */
+export async function* readNdjsonStream(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+  const normalizer = new ChunkNormalizer();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const lines = function* (final: boolean) {
+    const parts = buffer.split(/\r?\n/);
+    buffer = final ? '' : (parts.pop() ?? '');
+    for (const raw of parts) {
+      const line = raw.replace(/^data:\s?/, '');
+      if (line.trim()) yield* normalizer.accept(line);
+    }
+  };
+  for await (const bytes of readBody(body, options)) {
+    buffer += decoder.decode(bytes, { stream: true });
+    yield* lines(false);
+    if (normalizer.ended) break;
+  }
+  buffer += decoder.decode();
+  if (!normalizer.ended) yield* lines(true);
+  yield normalizer.finish();
+}

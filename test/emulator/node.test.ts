@@ -1,0 +1,242 @@
+import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { startEmulator } from '../../src/emulator/node.js';
+import type { RunningEmulator } from '../../src/emulator/node.js';
+import { ServiceClient } from '../../src/service/client.js';
+import { ServiceError } from '../../src/service/errors.js';
+import { createHttp2Fetch } from '../../src/service/http2.js';
+import type { StreamChunk } from '../../src/service/types.js';
+import { ada, apiKey, collect, juniper } from '../support/service.js';
+
+const textOf = (chunks: StreamChunk[]) => chunks.map(c => (c.type === 'delta' ? c.text : '')).join('');
+
+describe('emulator over real sockets', () => {
+  let running: RunningEmulator;
+  let client: ServiceClient;
+
+  before(async () => {
+    running = await startEmulator({ apiKey, port: 0, http2Port: 0 });
+    client = new ServiceClient({ baseUrl: running.url, http2BaseUrl: running.http2Url, apiKey });
+  });
+  after(async () => {
+    client.close();
+    await running.close();
+  });
+
+  it('listens on 127.0.0.1 by default, HTTP/1.1 and HTTP/2 on their own ports', () => {
+    assert.match(running.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(running.http2Url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(running.url, running.http2Url);
+  });
+
+  it('serves every delivery end to end: JSON and SSE over HTTP/1.1, the stream over HTTP/2', async () => {
+    const { conversationId } = await client.createPersonaConversation({
+      personaId: juniper.personaId,
+      externalUserId: 'v1',
+    });
+    const whole = await client.continueConversation(conversationId, 'What are your store hours?');
+    assert.match(whole.choices[0]!.message!.content!, /9 a\.m\. to 8 p\.m\./);
+    const sse = await collect(client.streamSse(conversationId, 'What are your store hours?'));
+    const h2 = await collect(client.streamHttp2(conversationId, 'What are your store hours?'));
+    assert.equal(textOf(sse), whole.choices[0]!.message!.content);
+    assert.equal(textOf(h2), textOf(sse));
+    assert.equal(h2.at(-1)?.type, 'done');
+    const stored = await client.getConversation(conversationId);
+    assert.equal(stored.chatMessagesCount, 6);
+  });
+
+  it('streams the HTTP/2 variant only over HTTP/2: a real h2 session works, HTTP/1.1 gets 505', async () => {
+    const { conversationId } = await client.createPersonaConversation({
+      personaId: ada.personaId,
+      externalUserId: 'v2',
+    });
+    const h1 = await fetch(`${running.url}/conversations/${conversationId}/chat-http2`, {
+      method: 'PATCH',
+      headers: { 'x-svc-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'hello' }),
+    });
+    assert.equal(h1.status, 505);
+    assert.equal((await h1.json()).error.code, 'http2_required');
+
+    // A raw node:http2 session, to see the protocol itself rather than trust the client.
+    const session = http2.connect(running.http2Url);
+    try {
+      const stream = session.request({
+        ':method': 'PATCH',
+        ':path': `/conversations/${conversationId}/chat-http2`,
+        'x-svc-api-key': apiKey,
+        'content-type': 'application/json',
+      });
+      stream.end(JSON.stringify({ message: 'How do I change the launcher position?' }));
+      const [headers, body] = await new Promise<[http2.IncomingHttpHeaders, string]>((resolve, reject) => {
+        let h: http2.IncomingHttpHeaders = {};
+        let text = '';
+        stream.on('response', r => (h = r));
+        stream.on('data', (d: Buffer) => (text += d.toString()));
+        stream.on('end', () => resolve([h, text]));
+        stream.on('error', reject);
+      });
+      assert.equal(headers[':status'], 200);
+      assert.match(String(headers['content-type']), /ndjson/);
+      assert.equal(headers['transfer-encoding'], undefined, 'no HTTP/1 connection headers on HTTP/2');
+      const lines = body
+        .trim()
+        .split('\n')
+        .map(l => JSON.parse(l));
+      assert.equal(lines.at(-1).choices[0].finish_reason, 'stop');
+      assert.equal(lines.at(-1).citations[0].documentId, 'attributes');
+    } finally {
+      session.close();
+    }
+  });
+
+  for (const delivery of ['sse', 'http2'] as const) {
+    it(`drops the run when the client aborts a ${delivery} stream`, async () => {
+      running.emulator.faults.set({ chunkDelayMs: 15 });
+      try {
+        const { conversationId } = await client.createPersonaConversation({
+          personaId: juniper.personaId,
+          externalUserId: 'v3',
+        });
+        const controller = new AbortController();
+        const stream = delivery === 'sse' ? client.streamSse.bind(client) : client.streamHttp2.bind(client);
+        let deltas = 0;
+        await assert.rejects(
+          async () => {
+            for await (const chunk of stream(conversationId, 'returns', { signal: controller.signal })) {
+              if (chunk.type === 'delta' && ++deltas === 3) controller.abort();
+            }
+          },
+          { name: 'AbortError' },
+        );
+        await new Promise(resolve => setTimeout(resolve, 200));
+        assert.equal(running.emulator.store.get(conversationId)?.chatMessagesCount, 0);
+      } finally {
+        running.emulator.faults.reset();
+      }
+    });
+
+    it(`reports a ${delivery} stream cut on the wire as a retryable ServiceError`, async () => {
+      const { conversationId } = await client.createPersonaConversation({
+        personaId: juniper.personaId,
+        externalUserId: 'v4',
+      });
+      running.emulator.faults.set({ cut: { afterChunks: 2, count: 1 } });
+      const seen: StreamChunk[] = [];
+      const stream = delivery === 'sse' ? client.streamSse.bind(client) : client.streamHttp2.bind(client);
+      const error = await (async () => {
+        for await (const chunk of stream(conversationId, 'returns')) seen.push(chunk);
+      })().catch((e: unknown) => e);
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.equal(error.retryable, true);
+      assert.equal(seen.filter(c => c.type === 'delta').length, 2);
+      assert.ok(!seen.some(c => c.type === 'done'));
+    });
+  }
+
+  it('streams concurrent replies over one HTTP/2 session', async () => {
+    running.emulator.faults.reset();
+    const h2fetch = createHttp2Fetch();
+    const shared = new ServiceClient({
+      baseUrl: running.url,
+      http2BaseUrl: running.http2Url,
+      apiKey,
+      http2Fetch: h2fetch,
+    });
+    try {
+      const questions = ['What about Trusted Types?', 'How do I theme the widget?', 'How do tokens expire?'];
+      const ids = await Promise.all(
+        questions.map(
+          async () =>
+            (await shared.createPersonaConversation({ personaId: ada.personaId, externalUserId: 'v5' })).conversationId,
+        ),
+      );
+      const results = await Promise.all(ids.map((id, i) => collect(shared.streamHttp2(id, questions[i]!))));
+      assert.equal(h2fetch.openSessions, 1);
+      for (const [i, chunks] of results.entries()) {
+        const stored = await shared.getConversation(ids[i]!);
+        assert.equal(textOf(chunks), stored.chatMessages![1]!.content, 'each stream carries its own reply');
+      }
+      assert.equal(new Set(results.map(textOf)).size, 3);
+    } finally {
+      h2fetch.close();
+    }
+  });
+});
+
+describe('emulator with an OpenAI-compatible endpoint', () => {
+  const requests: {
+    authorization: string | undefined;
+    body: { model: string; stream: boolean; messages: { role: string; content: string }[] };
+  }[] = [];
+  let model: ReturnType<typeof serve>;
+  let running: RunningEmulator;
+
+  before(async () => {
+    // A small local server that speaks the OpenAI chat.completions streaming format.
+    const app = new Hono();
+    app.post('/v1/chat/completions', async c => {
+      requests.push({ authorization: c.req.header('authorization'), body: await c.req.json() });
+      const pieces = ['Standard ', 'shipping ', 'takes ', '3 to 5 ', 'business days [1].'];
+      const frames = pieces.map(
+        content =>
+          `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`,
+      );
+      frames.push(
+        `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+        'data: [DONE]\n\n',
+      );
+      return new Response(frames.join(''), { headers: { 'content-type': 'text/event-stream' } });
+    });
+    model = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise(resolve => model.once('listening', resolve));
+    const port = (model.address() as AddressInfo).port;
+    running = await startEmulator({
+      apiKey,
+      openai: { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'model-key', model: 'tiny-model' },
+    });
+  });
+  after(async () => {
+    await running.close();
+    await new Promise(resolve => model.close(resolve));
+  });
+
+  it('generates the reply there, streaming, grounded on the retrieved passages', async () => {
+    const client = new ServiceClient({ baseUrl: running.url, apiKey });
+    const { conversationId } = await client.createPersonaConversation({
+      personaId: juniper.personaId,
+      externalUserId: 'o1',
+    });
+    const chunks = await collect(client.streamSse(conversationId, 'How long does shipping take?'));
+    assert.equal(textOf(chunks), 'Standard shipping takes 3 to 5 business days [1].');
+    const citations = chunks.find(c => c.type === 'citations');
+    assert.equal(citations?.type === 'citations' && citations.citations[0]?.documentId, 'shipping');
+    assert.equal(requests.length, 1);
+    const [sent] = requests;
+    assert.equal(sent!.authorization, 'Bearer model-key');
+    assert.equal(sent!.body.model, 'tiny-model');
+    assert.equal(sent!.body.stream, true);
+    assert.equal(sent!.body.messages[0]!.role, 'system');
+    assert.match(sent!.body.messages[0]!.content, /\[1\] Shipping\nStandard shipping is free on orders over \$75/);
+    assert.deepEqual(sent!.body.messages.at(-1), { role: 'user', content: 'How long does shipping take?' });
+    const stored = await client.getConversation(conversationId);
+    assert.equal(stored.chatMessages![1]!.content, textOf(chunks));
+  });
+
+  it('does not call the model for a question the documents do not cover', async () => {
+    const client = new ServiceClient({ baseUrl: running.url, apiKey });
+    const { conversationId } = await client.createPersonaConversation({
+      personaId: juniper.personaId,
+      externalUserId: 'o2',
+    });
+    const before = requests.length;
+    const reply = await client.continueConversation(conversationId, 'Who won the chess olympiad?');
+    assert.match(reply.choices[0]!.message!.content!, /^I don't know that/);
+    assert.deepEqual(reply.citations, []);
+    assert.equal(requests.length, before);
+  });
+});

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { describe, it } from 'node:test';
+import { ServiceError } from '../../src/service/errors.js';
+import { readNdjsonStream, readSseStream } from '../../src/service/stream.js';
+import type { StreamChunk } from '../../src/service/types.js';
+
+const fixture = (name: string) => readFile(new URL(`./fixtures/${name}`, import.meta.url));
+
+/** A body that delivers `bytes` in pieces of `size` bytes, to show that chunk boundaries do not matter. */
+function bodyOf(bytes: Uint8Array, size = bytes.length): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.length) return controller.close();
+      controller.enqueue(bytes.slice(offset, offset + size));
+      offset += size;
+    },
+  });
+}
+
+async function collect(chunks: AsyncIterable<StreamChunk>) {
+  const out: StreamChunk[] = [];
+  for await (const chunk of chunks) out.push(chunk);
+  return out;
+}
+
+const textOf = (chunks: StreamChunk[]) => chunks.map(c => (c.type === 'delta' ? c.text : '')).join('');
+
+describe('readSseStream', () => {
+  for (const size of [1, 7, 1 << 20]) {
+    it(`reads OpenAI-style chunks and stops at [DONE] (pieces of ${size} bytes)`, async () => {
+      const chunks = await collect(readSseStream(bodyOf(await fixture('openai-chunks.sse'), size)));
+      assert.equal(textOf(chunks), 'Returns are free within 60 days [1].');
+      const citations = chunks.filter(c => c.type === 'citations');
+      assert.equal(citations.length, 1);
+      assert.equal(citations[0]?.type === 'citations' && citations[0].citations[0]?.documentId, 'returns');
+      assert.deepEqual(chunks.at(-1), {
+        type: 'done',
+        finishReason: 'stop',
+        messageId: '6f1c1f2e-4a43-4c69-9d1f-2f7f3c1d9a01',
+        runId: '0b7e9a55-1d53-4d5e-a7b9-36c0f1e1d0a2',
+        usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 },
+      });
+      assert.equal(chunks.filter(c => c.type === 'done').length, 1);
+    });
+  }
+
+  it('reads cumulative whole Chat responses and a named done event', async () => {
+    const chunks = await collect(readSseStream(bodyOf(await fixture('cumulative-chat-responses.sse'), 5)));
+    assert.deepEqual(
+      chunks.filter(c => c.type === 'delta').map(c => c.type === 'delta' && c.text),
+      ['Tents', ' rent from', ' $18 a night.'],
+    );
+    const done = chunks.at(-1);
+    assert.equal(done?.type, 'done');
+    assert.equal(done?.type === 'done' && done.messageId, 'm-2');
+    assert.equal(done?.type === 'done' && done.finishReason, 'stop');
+    assert.equal(done?.type === 'done' && done.usage?.total_tokens, 19);
+  });
+
+  it('reads incremental whole Chat responses that end with the body', async () => {
+    const chunks = await collect(readSseStream(bodyOf(await fixture('incremental-chat-responses.sse'))));
+    assert.equal(textOf(chunks), 'Boots need breaking in.');
+    assert.deepEqual(
+      chunks.map(c => c.type),
+      ['delta', 'delta', 'delta', 'citations', 'done'],
+    );
+    const done = chunks.at(-1);
+    assert.equal(done?.type === 'done' && done.messageId, 'm-3');
+  });
+
+  it('reads plain-text data lines with CRLF endings, multi-line data and a done event', async () => {
+    const chunks = await collect(readSseStream(bodyOf(await fixture('plain-text.sse'), 3)));
+    assert.equal(textOf(chunks), 'Plain text lines\nand a second line');
+    const done = chunks.at(-1);
+    assert.equal(done?.type === 'done' && done.messageId, 'm-4');
+    assert.equal(done?.type === 'done' && done.finishReason, 'stop');
+  });
+
+  it('reads bare JSON strings, content and text objects, and snake- or camel-case metadata', async () => {
+    const chunks = await collect(readSseStream(bodyOf(await fixture('camel-case-end.sse'))));
+    assert.equal(textOf(chunks), 'A bare JSON string, then a content object, then a text object.');
+    assert.deepEqual(chunks.at(-1), {
+      type: 'done',
+      messageId: 'm-5',
+      runId: 'r-5',
+      finishReason: 'length',
+      usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+    });
+  });
+
+  it('turns an error event into a ServiceError after the text before it', async () => {
+    const seen: StreamChunk[] = [];
+    await assert.rejects(
+      async () => {
+        for await (const chunk of readSseStream(bodyOf(await fixture('error-event.sse')))) seen.push(chunk);
+      },
+      (error: unknown) =>
+        error instanceof ServiceError &&
+        error.code === 'model_overloaded' &&
+        error.message === 'The model is overloaded.',
+    );
+    assert.equal(textOf(seen), 'Partial ');
+  });
+
+  it('times out when no byte arrives in time', async () => {
+    const silent = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
+    await assert.rejects(collect(readSseStream(silent, { firstByteMs: 30 })), { code: 'first_byte_timeout' });
+  });
+});
+
+describe('readNdjsonStream', () => {
+  for (const size of [1, 1 << 20]) {
+    it(`reads newline-delimited chunks (pieces of ${size} bytes)`, async () => {
+      const chunks = await collect(readNdjsonStream(bodyOf(await fixture('http2.ndjson'), size)));
+      assert.equal(textOf(chunks), 'Over HTTP/2 [1].');
+      assert.deepEqual(
+        chunks.map(c => c.type),
+        ['delta', 'delta', 'citations', 'done'],
+      );
+      const done = chunks.at(-1);
+      assert.equal(done?.type === 'done' && done.runId, 'r-6');
+    });
+  }
+
+  it('tolerates data: prefixes and a [DONE] line', async () => {
+    const body = new TextEncoder().encode('data: {"content":"a"}\n\ndata: {"content":"b"}\n[DONE]\n{"content":"c"}\n');
+    const chunks = await collect(readNdjsonStream(bodyOf(body, 4)));
+    assert.equal(textOf(chunks), 'ab');
+  });
+});
