@@ -84,8 +84,10 @@ export function createHttp2Fetch(connectOptions: ClientSessionOptions | SecureCl
         release();
       });
       stream.on('close', () => {
-        // A stream reset by the peer ends without 'end': the body is incomplete.
-        failBody(new Error(`The HTTP/2 stream closed early (code ${stream.rstCode}).`));
+        // A stream reset by the peer ends without 'end': no response, or an incomplete body.
+        const error = new Error(`The HTTP/2 stream closed early (code ${stream.rstCode}).`);
+        failBody(error);
+        reject(error);
         release();
       });
       stream.on('response', responseHeaders => {

@@ -10,9 +10,7 @@ import { ServiceClient } from '../../src/service/client.js';
 import { ServiceError } from '../../src/service/errors.js';
 import { createHttp2Fetch } from '../../src/service/http2.js';
 import type { StreamChunk } from '../../src/service/types.js';
-import { ada, apiKey, collect, juniper } from '../support/service.js';
-
-const textOf = (chunks: StreamChunk[]) => chunks.map(c => (c.type === 'delta' ? c.text : '')).join('');
+import { ada, apiKey, collect, juniper, textOf } from '../support/service.js';
 
 describe('emulator over real sockets', () => {
   let running: RunningEmulator;

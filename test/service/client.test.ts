@@ -4,11 +4,10 @@ import { ServiceClient } from '../../src/service/client.js';
 import type { RouteForm } from '../../src/service/client.js';
 import { ServiceError } from '../../src/service/errors.js';
 import type { StreamChunk } from '../../src/service/types.js';
-import { ada, apiKey, collect, inProcess, juniper, origin } from '../support/service.js';
+import { ada, apiKey, collect, inProcess, juniper, origin, textOf } from '../support/service.js';
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const textOf = (chunks: StreamChunk[]) => chunks.map(c => (c.type === 'delta' ? c.text : '')).join('');
 const doneOf = (chunks: StreamChunk[]) => {
   const done = chunks.at(-1);
   assert.equal(done?.type, 'done', 'a stream ends with done');

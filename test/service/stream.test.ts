@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { ServiceError } from '../../src/service/errors.js';
 import { readNdjsonStream, readSseStream } from '../../src/service/stream.js';
 import type { StreamChunk } from '../../src/service/types.js';
+import { collect, textOf } from '../support/service.js';
 
 const fixture = (name: string) => readFile(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -18,14 +19,6 @@ function bodyOf(bytes: Uint8Array, size = bytes.length): ReadableStream<Uint8Arr
     },
   });
 }
-
-async function collect(chunks: AsyncIterable<StreamChunk>) {
-  const out: StreamChunk[] = [];
-  for await (const chunk of chunks) out.push(chunk);
-  return out;
-}
-
-const textOf = (chunks: StreamChunk[]) => chunks.map(c => (c.type === 'delta' ? c.text : '')).join('');
 
 describe('readSseStream', () => {
   for (const size of [1, 7, 1 << 20]) {

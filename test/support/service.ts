@@ -3,6 +3,7 @@ import type { ServiceClientOptions } from '../../src/service/client.js';
 import { createEmulator } from '../../src/emulator/app.js';
 import type { EmulatorOptions } from '../../src/emulator/app.js';
 import { defaultPersonas } from '../../src/emulator/personas.js';
+import type { StreamChunk } from '../../src/service/types.js';
 
 export const apiKey = 'sk-test-3b9f1c2d7e8a4f60b1c2d3e4f5a6b7c8';
 export const ada = defaultPersonas[0]!;
@@ -67,3 +68,6 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   for await (const item of items) out.push(item);
   return out;
 }
+
+/** The text that a stream's deltas add up to. */
+export const textOf = (chunks: StreamChunk[]) => chunks.map(c => (c.type === 'delta' ? c.text : '')).join('');
