@@ -138,20 +138,39 @@ export class ServiceClient {
   }
 
   /** Sends a user message and streams the reply over Server-Sent Events. */
-  streamSse(conversationId: string, message: string, options?: CallOptions): AsyncGenerator<StreamChunk> {
-    return this.#stream(conversationId, message, 'sse', options);
+  async *streamSse(conversationId: string, message: string, options?: CallOptions): AsyncGenerator<StreamChunk> {
+    yield* await this.openReply(conversationId, message, 'sse', options);
   }
 
   /** Sends a user message and streams the reply over a real HTTP/2 connection (newline-delimited JSON). */
-  streamHttp2(conversationId: string, message: string, options?: CallOptions): AsyncGenerator<StreamChunk> {
-    return this.#stream(conversationId, message, 'http2', options);
+  async *streamHttp2(conversationId: string, message: string, options?: CallOptions): AsyncGenerator<StreamChunk> {
+    yield* await this.openReply(conversationId, message, 'http2', options);
   }
 
   /** Sends a user message and yields the reply as chunks, whichever delivery is asked for (`json` yields it whole). */
   async *reply(conversationId: string, message: string, delivery: Delivery, options?: CallOptions) {
-    if (delivery !== 'json') return yield* this.#stream(conversationId, message, delivery, options);
-    const response = await this.continueConversation(conversationId, message, options);
-    yield* chunksOfResponse(response);
+    yield* await this.openReply(conversationId, message, delivery, options);
+  }
+
+  /**
+   * Sends a user message and resolves once the service has accepted it (its response has started), with the
+   * reply's chunks still to read; rejects with a ServiceError if the service refused it. Read the chunks to the
+   * end or call `return()` on them, which ends the request.
+   */
+  async openReply(
+    conversationId: string,
+    message: string,
+    delivery: Delivery,
+    options?: CallOptions,
+  ): Promise<AsyncGenerator<StreamChunk>> {
+    if (delivery === 'json') {
+      const response = await this.continueConversation(conversationId, message, options);
+      return (async function* () {
+        yield* chunksOfResponse(response);
+      })();
+    }
+    const started = await this.#continue(conversationId, message, delivery, options);
+    return this.#chunks(started, delivery);
   }
 
   // Retrieving
@@ -267,16 +286,16 @@ export class ServiceClient {
     }
   }
 
-  async *#stream(conversationId: string, message: string, delivery: 'sse' | 'http2', options?: CallOptions) {
-    const started = await this.#continue(conversationId, message, delivery, options);
+  async *#chunks(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk> {
     const body = started.response.body;
     try {
-      if (!body)
+      if (!body) {
         throw new ServiceError({
           status: started.response.status,
           code: 'bad_response',
           message: 'The stream had no body.',
         });
+      }
       const read = delivery === 'sse' ? readSseStream : readNdjsonStream;
       const chunks = read(body, {
         firstByteMs: started.timeouts.firstByteMs,
@@ -360,9 +379,11 @@ export class ServiceClient {
     };
     const onUserAbort = () => controller.abort(userSignal?.reason);
     userSignal?.addEventListener('abort', onUserAbort, { once: true });
-    const total = setTimeout(fail('total_timeout', timeouts.totalMs), timeouts.totalMs);
+    const total = unref(setTimeout(fail('total_timeout', timeouts.totalMs), timeouts.totalMs));
     const headersMs = streaming ? timeouts.connectMs : Math.max(timeouts.connectMs, timeouts.firstByteMs);
-    const headersTimer = setTimeout(fail(streaming ? 'connect_timeout' : 'first_byte_timeout', headersMs), headersMs);
+    const headersTimer = unref(
+      setTimeout(fail(streaming ? 'connect_timeout' : 'first_byte_timeout', headersMs), headersMs),
+    );
     const done = () => {
       clearTimeout(total);
       clearTimeout(headersTimer);
@@ -453,6 +474,12 @@ export class ServiceClient {
       retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
     });
   }
+}
+
+/** A timer that does not hold a Node process open by itself (other runtimes have no such notion). */
+function unref<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
 }
 
 /** The chunks a complete Chat response amounts to, so every delivery can be consumed the same way. */

@@ -1,0 +1,248 @@
+/**
+ * @module
+ * The backend's configuration, checked once at construction: a bad setting throws an Error that names it (and the
+ * command-line flag and environment variable that set it), so a misconfigured server never starts.
+ */
+import type { Timeouts } from '../service/client.js';
+import type { BackendStore } from './store.js';
+
+type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface Limits {
+  /** Longest message, in characters. Default 4,000. */
+  messageMaxLength: number;
+  /** Largest request body, in bytes, with or without a Content-Length. Default 32 KiB. */
+  bodyMaxBytes: number;
+  /** Messages one user may send a minute. Default 20. */
+  messagesPerUserPerMinute: number;
+  /** Messages one IP address may send a minute. Default 60. */
+  messagesPerIpPerMinute: number;
+  /** Sessions (token requests) one IP address may make a minute. Default 10. */
+  sessionsPerIpPerMinute: number;
+  /** Replies one user may have in progress at once. Default 2. */
+  concurrentStreamsPerUser: number;
+}
+
+export const defaultLimits: Limits = {
+  messageMaxLength: 4000,
+  bodyMaxBytes: 32 * 1024,
+  messagesPerUserPerMinute: 20,
+  messagesPerIpPerMinute: 60,
+  sessionsPerIpPerMinute: 10,
+  concurrentStreamsPerUser: 2,
+};
+
+/** One line per request. Never carries a token, a cookie or the API key. */
+export interface LogLine {
+  time: string;
+  level: 'info' | 'warn' | 'error';
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  code?: string;
+  /** For replies streamed as SSE: how the stream ended. */
+  outcome?: 'done' | 'error' | 'aborted' | 'replayed';
+  /** For failures inside the backend or the service: what happened, without secrets. */
+  detail?: string;
+}
+
+export interface BackendConfig {
+  /** The Conversation Service's base URL. */
+  serviceUrl: string;
+  /** Where the service's HTTP/2 listener is, if it differs from `serviceUrl`. */
+  http2ServiceUrl?: string;
+  /** The service's API key. Lives only in this process and its requests to the service. */
+  apiKey: string;
+  /** The header that carries the key. Default `x-svc-api-key`. */
+  apiKeyHeader?: string;
+  /** Continue paths: `auto` (default), `chat` (form B) or `continue` (form A). */
+  routes?: 'auto' | 'chat' | 'continue';
+  /** How replies come from the service: `sse` (default), `http2` or `json`. */
+  delivery?: 'sse' | 'http2' | 'json';
+  /** The persona(s) served; the first is the default. Or give `system` and `model` for general conversations. */
+  personaId?: string | string[];
+  system?: string;
+  model?: string;
+  /** Signs tokens and anonymous cookies: at least 32 bytes. */
+  tokenSecret: string;
+  /** Token lifetime in seconds. Default 600. */
+  tokenTtlSeconds?: number;
+  /** The exact origins (scheme://host[:port]) whose pages may use this backend. */
+  allowedOrigins: string[];
+  /** Where the routes are mounted. Default `/`. */
+  basePath?: string;
+  /** How many proxies in front of this server to trust for X-Forwarded-For (true = 1). Default none. */
+  trustProxy?: boolean | number;
+  /**
+   * The site's own user for a request (from its session cookie or headers), as a stable id, or null for an
+   * anonymous visitor. Without it, every visitor is anonymous.
+   */
+  identify?: (request: Request) => string | null | undefined | Promise<string | null | undefined>;
+  /** The anonymous-visitor cookie. `secure: 'auto'` (default) sets Secure when the request came over HTTPS. */
+  cookie?: { name?: string; secure?: boolean | 'auto'; maxAgeSeconds?: number };
+  limits?: Partial<Limits>;
+  /** Timeouts for the service: connect, first byte, idle between chunks, total. */
+  timeouts?: Partial<Timeouts>;
+  /** Interval of `: ping` comments on reply streams. Default 15,000 ms. */
+  pingIntervalMs?: number;
+  /** Where limits and idempotency records live. Default: in memory. */
+  store?: BackendStore;
+  /** The transport to the service. Default `globalThis.fetch`. */
+  fetch?: FetchLike;
+  /** The transport for the HTTP/2 delivery. Default: node:http2, loaded when first needed. */
+  http2Fetch?: FetchLike;
+  /** Where log lines go. Default: one JSON line on stdout. */
+  log?: (line: LogLine) => void;
+}
+
+/** The command-line flag and environment variable behind each setting, for error messages. */
+const sources: Partial<Record<keyof BackendConfig, string>> = {
+  serviceUrl: '--service-url / PERSONA_CHAT_SERVICE_URL',
+  http2ServiceUrl: '--http2-service-url / PERSONA_CHAT_HTTP2_SERVICE_URL',
+  apiKey: '--api-key / PERSONA_CHAT_API_KEY',
+  apiKeyHeader: '--api-key-header / PERSONA_CHAT_API_KEY_HEADER',
+  routes: '--routes / PERSONA_CHAT_ROUTES',
+  delivery: '--delivery / PERSONA_CHAT_DELIVERY',
+  personaId: '--persona-id / PERSONA_CHAT_PERSONA_ID',
+  system: '--system / PERSONA_CHAT_SYSTEM',
+  model: '--model / PERSONA_CHAT_MODEL',
+  tokenSecret: '--token-secret / PERSONA_CHAT_TOKEN_SECRET',
+  tokenTtlSeconds: '--token-ttl / PERSONA_CHAT_TOKEN_TTL',
+  allowedOrigins: '--allowed-origin / PERSONA_CHAT_ALLOWED_ORIGIN',
+  basePath: '--base-path / PERSONA_CHAT_BASE_PATH',
+  trustProxy: '--trust-proxy / PERSONA_CHAT_TRUST_PROXY',
+};
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly setting: string,
+    problem: string,
+  ) {
+    const source = sources[setting as keyof BackendConfig];
+    super(`persona-chat backend: "${setting}"${source ? ` (${source})` : ''} ${problem}`);
+  }
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function httpUrl(setting: string, value: string | undefined): string {
+  if (!value) throw new ConfigError(setting, 'is required');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(setting, `must be an http(s) URL, not "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(setting, 'must be an http(s) URL');
+  return value.replace(/\/+$/, '');
+}
+
+function positiveInteger(setting: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new ConfigError(setting, `must be a whole number from 1 to ${max}`);
+  }
+  return value;
+}
+
+export interface ResolvedConfig {
+  serviceUrl: string;
+  http2ServiceUrl: string;
+  apiKey: string;
+  apiKeyHeader: string;
+  routes: 'auto' | 'chat' | 'continue';
+  delivery: 'sse' | 'http2' | 'json';
+  personaIds: string[];
+  general: { system: string; model: string } | null;
+  tokenSecret: Uint8Array;
+  tokenTtlSeconds: number;
+  allowedOrigins: ReadonlySet<string>;
+  basePath: string;
+  trustedHops: number;
+  cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number };
+  limits: Limits;
+  pingIntervalMs: number;
+}
+
+/** Checks every setting and fills in the defaults. */
+export function resolveConfig(config: BackendConfig): ResolvedConfig {
+  if (!config || typeof config !== 'object') throw new ConfigError('config', 'must be an object');
+  const serviceUrl = httpUrl('serviceUrl', config.serviceUrl);
+  const http2ServiceUrl = config.http2ServiceUrl ? httpUrl('http2ServiceUrl', config.http2ServiceUrl) : serviceUrl;
+  if (!config.apiKey) throw new ConfigError('apiKey', 'is required');
+  const apiKeyHeader = config.apiKeyHeader ?? 'x-svc-api-key';
+  if (!/^[A-Za-z0-9-]+$/.test(apiKeyHeader)) throw new ConfigError('apiKeyHeader', 'must be a header name');
+  const routes = config.routes ?? 'auto';
+  if (!['auto', 'chat', 'continue'].includes(routes)) throw new ConfigError('routes', 'must be auto, chat or continue');
+  const delivery = config.delivery ?? 'sse';
+  if (!['sse', 'http2', 'json'].includes(delivery)) throw new ConfigError('delivery', 'must be sse, http2 or json');
+
+  const personaIds = [config.personaId ?? []].flat().filter(Boolean);
+  for (const id of personaIds) if (!uuid.test(id)) throw new ConfigError('personaId', `must be a UUID, not "${id}"`);
+  const general = config.system || config.model ? { system: config.system ?? '', model: config.model ?? '' } : null;
+  if (personaIds.length && general) throw new ConfigError('personaId', 'and system/model cannot both be set');
+  if (general && !general.system) throw new ConfigError('system', 'is required with model');
+  if (general && !general.model) throw new ConfigError('model', 'is required with system');
+  if (!personaIds.length && !general) throw new ConfigError('personaId', 'is required (or system and model)');
+
+  if (!config.tokenSecret) throw new ConfigError('tokenSecret', 'is required');
+  const tokenSecret = new TextEncoder().encode(config.tokenSecret);
+  if (tokenSecret.length < 32) throw new ConfigError('tokenSecret', 'must be at least 32 bytes long');
+  const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400);
+
+  const origins = config.allowedOrigins ?? [];
+  if (!Array.isArray(origins) || origins.length === 0)
+    throw new ConfigError('allowedOrigins', 'needs at least one origin');
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== origin || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw new ConfigError('allowedOrigins', `must hold exact origins like https://www.example.com, not "${origin}"`);
+    }
+  }
+
+  const basePath = (config.basePath ?? '/').replace(/\/+$/, '') || '/';
+  if (!basePath.startsWith('/') || /\/\.\.?(\/|$)|[?#\s]/.test(basePath)) {
+    throw new ConfigError('basePath', `must be a path like /persona-chat, not "${config.basePath}"`);
+  }
+  const trust = config.trustProxy ?? false;
+  const trustedHops = trust === true ? 1 : trust === false ? 0 : trust;
+  if (!Number.isInteger(trustedHops) || trustedHops < 0 || trustedHops > 10) {
+    throw new ConfigError('trustProxy', 'must be true, false or a number of proxies from 0 to 10');
+  }
+
+  const limits = { ...defaultLimits, ...config.limits };
+  for (const [name, value] of Object.entries(limits)) positiveInteger(`limits.${name}`, value);
+  const cookieName = config.cookie?.name ?? 'persona_chat_visitor';
+  if (!/^[A-Za-z0-9_-]+$/.test(cookieName)) throw new ConfigError('cookie.name', 'must be a cookie name');
+  const pingIntervalMs = positiveInteger('pingIntervalMs', config.pingIntervalMs ?? 15_000);
+
+  return {
+    serviceUrl,
+    http2ServiceUrl,
+    apiKey: config.apiKey,
+    apiKeyHeader,
+    routes,
+    delivery,
+    personaIds,
+    general,
+    tokenSecret,
+    tokenTtlSeconds,
+    allowedOrigins: new Set(origins),
+    basePath,
+    trustedHops,
+    cookie: {
+      name: cookieName,
+      secure: config.cookie?.secure ?? 'auto',
+      maxAgeSeconds: positiveInteger('cookie.maxAgeSeconds', config.cookie?.maxAgeSeconds ?? 30 * 86_400),
+    },
+    limits,
+    pingIntervalMs,
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * @module
+ * One HTTP error type, and how a failure of the Conversation Service becomes one. Upstream bodies never pass through:
+ * only our own codes and messages reach the browser.
+ */
+import type { ErrorCode, ErrorEnvelope } from '../protocol.js';
+import { ServiceError } from '../service/errors.js';
+
+export interface HttpErrorOptions {
+  retryable?: boolean;
+  /** Seconds, sent as Retry-After. */
+  retryAfter?: number;
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly retryAfter: number | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: ErrorCode, message: string, options: HttpErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.status = status;
+    this.code = code;
+    this.retryable = options.retryable ?? (status === 429 || status >= 500);
+    this.retryAfter = options.retryAfter;
+    this.headers = options.headers ?? {};
+  }
+
+  envelope(requestId: string): ErrorEnvelope {
+    return { error: { code: this.code, message: this.message, retryable: this.retryable, requestId } };
+  }
+}
+
+export const notFound = () =>
+  new HttpError(404, 'conversation_not_found', 'There is no such conversation.', { retryable: false });
+
+/**
+ * What a failure to reach or use the service means for the browser: the service's problem, never the visitor's,
+ * told without anything the service said. (A 404 on a conversation is handled where ownership is checked.)
+ */
+export function fromServiceError(error: ServiceError): HttpError {
+  if (error.code.endsWith('_timeout')) {
+    return new HttpError(504, 'upstream_timeout', 'The conversation service took too long to answer.', {
+      cause: error,
+    });
+  }
+  if (error.status === 0 && error.code === 'network_error') {
+    return new HttpError(503, 'upstream_unavailable', 'The conversation service cannot be reached.', { cause: error });
+  }
+  if (error.status === 429 || error.status === 503) {
+    return new HttpError(503, 'upstream_unavailable', 'The conversation service is busy. Try again shortly.', {
+      cause: error,
+      retryAfter: error.retryAfter,
+    });
+  }
+  return new HttpError(502, 'upstream_error', 'The conversation service failed to answer.', {
+    cause: error,
+    retryable: error.retryable || error.status >= 500 || error.status === 0,
+  });
+}
+
+/** Any thrown value as an HttpError; unknown errors become a generic 500. */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof ServiceError) return fromServiceError(error);
+  return new HttpError(500, 'internal_error', 'Something went wrong on our side.', { cause: error, retryable: true });
+}

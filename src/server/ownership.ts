@@ -1,0 +1,90 @@
+/**
+ * @module
+ * Which visitor owns which conversation. The service checks only the API key, so this is the one place that keeps
+ * visitors apart: every route that names a conversation asks here first. Owners are cached per process, so a
+ * conversation costs at most one extra call to the service.
+ */
+import type { ConversationDetail, ConversationSummary, MessageView } from '../protocol.js';
+import type { ServiceClient } from '../service/client.js';
+import { ServiceError } from '../service/errors.js';
+import type { Conversation } from '../service/types.js';
+import { notFound } from './errors.js';
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isConversationId = (id: string) => uuid.test(id);
+
+export class Ownership {
+  readonly #owners = new Map<string, string>();
+  readonly #service: ServiceClient;
+  readonly #capacity: number;
+
+  constructor(service: ServiceClient, capacity = 50_000) {
+    this.#service = service;
+    this.#capacity = capacity;
+  }
+
+  /** Notes the owner of a conversation the backend created or listed. */
+  remember(conversationId: string, owner: string) {
+    this.#owners.delete(conversationId);
+    this.#owners.set(conversationId, owner);
+    if (this.#owners.size > this.#capacity) this.#owners.delete(this.#owners.keys().next().value!);
+  }
+
+  /**
+   * Resolves when `sub` owns the conversation; otherwise throws the same 404 a conversation that does not exist
+   * gets. Uses the cache when it can; `fetch: true` always reads the conversation and returns it.
+   */
+  async check(sub: string, conversationId: string, options: { signal?: AbortSignal; fetch?: boolean } = {}) {
+    if (!isConversationId(conversationId)) throw notFound();
+    const cached = this.#owners.get(conversationId);
+    if (cached !== undefined && cached !== sub) throw notFound();
+    if (cached === sub && !options.fetch) return undefined;
+    let conversation: Conversation;
+    try {
+      conversation = await this.#service.getConversation(conversationId, { signal: options.signal });
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 404) throw notFound();
+      throw error;
+    }
+    const owner = conversation.externalUserId ?? '';
+    this.remember(conversationId, owner);
+    if (owner !== sub || conversation.isDeleted) throw notFound();
+    return conversation;
+  }
+}
+
+/** The `client` namespace of a conversation's metadata, keeping string values only. */
+export function clientMetadata(conversation: Conversation): Record<string, string> {
+  const client = conversation.metadata?.client;
+  if (!client || typeof client !== 'object' || Array.isArray(client)) return {};
+  return Object.fromEntries(
+    Object.entries(client).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
+}
+
+/** What the browser may see of a conversation: never its externalUserId, configuration or token counts. */
+export function summaryOf(conversation: Conversation): ConversationSummary {
+  return {
+    id: conversation.conversationId,
+    name: conversation.conversationName ?? null,
+    status: conversation.conversationStatus ?? null,
+    active: conversation.isActive ?? true,
+    personaId: conversation.personaId ?? null,
+    messageCount: conversation.chatMessagesCount ?? conversation.chatMessages?.length ?? 0,
+    metadata: clientMetadata(conversation),
+  };
+}
+
+export function detailOf(conversation: Conversation): ConversationDetail {
+  const messages: MessageView[] = (conversation.chatMessages ?? [])
+    .filter(m => m.role === 'user' || m.role === 'assistant')
+    .map(m => ({
+      id: m.messageId ?? null,
+      role: m.role as 'user' | 'assistant',
+      content: m.content ?? '',
+      createdAt: m.timestamp ?? null,
+      runId: m.conversationRunId ?? null,
+    }));
+  return { ...summaryOf(conversation), messages };
+}

@@ -1,0 +1,547 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { SignJWT, base64url } from 'jose';
+import type { ConversationDetail, ConversationList, ConversationSummary, ErrorEnvelope } from '../../src/protocol.js';
+import { ada, apiKey, juniper } from '../support/service.js';
+import { setup, siteOrigin, tokenSecret, transcript } from '../support/backend.js';
+
+const secret = new TextEncoder().encode(tokenSecret);
+
+async function expectError(response: Response | Promise<Response>, status: number, code: string) {
+  const res = await response;
+  const body = (await res.json()) as ErrorEnvelope;
+  assert.equal(res.status, status, JSON.stringify(body));
+  assert.equal(body.error.code, code);
+  assert.equal(typeof body.error.message, 'string');
+  assert.equal(typeof body.error.retryable, 'boolean');
+  assert.match(body.error.requestId, /^[0-9a-f-]{36}$/);
+  return { res, body };
+}
+
+/** A token signed with our secret (or another), with the claims given. */
+async function forge(claims: Record<string, unknown>, { alg = 'HS256', key = secret } = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ pid: juniper.personaId, ...claims })
+    .setProtectedHeader({ alg, typ: 'JWT' })
+    .setSubject((claims.sub as string) ?? 'anon_victim')
+    .setAudience((claims.aud as string) ?? 'persona-chat')
+    .setIssuedAt((claims.iat as number) ?? now)
+    .setExpirationTime((claims.exp as number) ?? now + 600)
+    .sign(key);
+}
+
+describe('backend', () => {
+  after(() => {
+    const leaks = transcript.filter(text => text.includes(apiKey));
+    assert.deepEqual(leaks, [], 'the API key appears in no response, header, SSE frame or log line');
+    assert.ok(transcript.length > 100, 'the scan saw the whole run');
+  });
+
+  describe('session', () => {
+    it('gives a token, its expiry, a storage key and the persona, and sets a signed anonymous cookie', async () => {
+      const { request } = setup();
+      const res = await request('POST', '/session', {
+        body: {},
+        headers: { origin: siteOrigin, 'x-persona-chat': '1' },
+      });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.equal(res.headers.get('access-control-allow-origin'), siteOrigin);
+      assert.equal(res.headers.get('access-control-allow-credentials'), 'true');
+      const cookie = res.headers.get('set-cookie')!;
+      assert.match(
+        cookie,
+        /^persona_chat_visitor=[^;]+; Max-Age=2592000; Path=\/persona-chat; HttpOnly; Secure; SameSite=Lax$/,
+      );
+      const body = await res.json();
+      assert.match(body.token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
+      const ttl = Date.parse(body.expiresAt) - Date.now();
+      assert.ok(ttl > 590_000 && ttl <= 600_000, 'about ten minutes');
+      assert.match(body.user.key, /^[\w-]{22}$/);
+      assert.deepEqual(body.persona, { personaId: juniper.personaId });
+      const claims = JSON.parse(new TextDecoder().decode(base64url.decode(body.token.split('.')[1])));
+      assert.match(claims.sub, /^anon_[\w-]{22}$/);
+      assert.equal(claims.aud, 'persona-chat');
+      assert.equal(claims.exp - claims.iat, 600);
+    });
+
+    it('keeps the visitor across sessions by the cookie, and gives a tampered cookie a fresh id', async () => {
+      const { session } = setup();
+      const first = await session();
+      const again = await session({}, { cookie: first.cookie! });
+      assert.equal(again.cookie, undefined, 'a valid cookie is not replaced');
+      assert.equal(again.user.key, first.user.key);
+      const [name, value] = first.cookie!.split('=');
+      const tampered = `${name}=${decodeURIComponent(value!).replace(/^./, c => (c === 'A' ? 'B' : 'A'))}`;
+      const fresh = await session({}, { cookie: tampered });
+      assert.ok(fresh.cookie);
+      assert.notEqual(fresh.user.key, first.user.key);
+    });
+
+    it("uses the site's identify hook, and never lets the browser choose its user or an unserved persona", async () => {
+      const { session, request } = setup({
+        backend: { identify: req => (req.headers.get('cookie')?.includes('site_session=alice') ? 'user-alice' : null) },
+      });
+      const alice = await session({}, { cookie: 'site_session=alice' });
+      assert.equal(alice.cookie, undefined, 'no anonymous cookie for a known user');
+      const claims = JSON.parse(new TextDecoder().decode(base64url.decode(alice.token.split('.')[1])));
+      assert.equal(claims.sub, 'user-alice');
+      const chosen = await session({ personaId: ada.personaId }, { cookie: 'site_session=alice' });
+      assert.equal(
+        JSON.parse(new TextDecoder().decode(base64url.decode(chosen.token.split('.')[1]))).pid,
+        ada.personaId,
+      );
+      const headers = { origin: siteOrigin, 'x-persona-chat': '1' };
+      await expectError(
+        request('POST', '/session', { body: { personaId: crypto.randomUUID() }, headers }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        request('POST', '/session', { body: { externalUserId: 'victim' }, headers }),
+        400,
+        'invalid_request',
+      );
+      await expectError(request('POST', '/session', { body: { sub: 'victim' }, headers }), 400, 'invalid_request');
+    });
+
+    for (const [name, headers, body, status, code] of [
+      ['a foreign Origin', { origin: 'https://evil.example', 'x-persona-chat': '1' }, {}, 403, 'origin_not_allowed'],
+      ['no Origin', { 'x-persona-chat': '1' }, {}, 403, 'origin_not_allowed'],
+      ['Origin null', { origin: 'null', 'x-persona-chat': '1' }, {}, 403, 'origin_not_allowed'],
+      [
+        'a look-alike Origin',
+        { origin: `${siteOrigin}.evil.example`, 'x-persona-chat': '1' },
+        {},
+        403,
+        'origin_not_allowed',
+      ],
+      ['no X-Persona-Chat header', { origin: siteOrigin }, {}, 403, 'origin_not_allowed'],
+      [
+        'a form post',
+        { origin: siteOrigin, 'x-persona-chat': '1', 'content-type': 'application/x-www-form-urlencoded' },
+        'personaId=x',
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        'a text/plain body',
+        { origin: siteOrigin, 'x-persona-chat': '1', 'content-type': 'text/plain' },
+        '{}',
+        415,
+        'unsupported_media_type',
+      ],
+    ] as const) {
+      it(`refuses a cross-site-shaped request (${name}) with ${status}, and gives no token or cookie`, async () => {
+        const { request } = setup();
+        const { res, body: envelope } = await expectError(request('POST', '/session', { body, headers }), status, code);
+        assert.equal(res.headers.get('set-cookie'), null);
+        assert.ok(!JSON.stringify(envelope).includes('token"'));
+      });
+    }
+
+    it('limits sessions per IP', async () => {
+      const { session, request } = setup({ backend: { limits: { sessionsPerIpPerMinute: 3 } } });
+      for (let i = 0; i < 3; i++) await session();
+      const { res } = await expectError(
+        request('POST', '/session', { body: {}, headers: { origin: siteOrigin, 'x-persona-chat': '1' } }),
+        429,
+        'rate_limited',
+      );
+      assert.ok(Number(res.headers.get('retry-after')) >= 1);
+    });
+  });
+
+  describe('tokens', () => {
+    const now = Math.floor(Date.now() / 1000);
+    const cases: [string, () => Promise<Record<string, string>>, string][] = [
+      ['no token', async () => ({}), 'token_missing'],
+      ['a malformed header', async () => ({ authorization: 'Token abc' }), 'token_invalid'],
+      ['a malformed token', async () => ({ authorization: 'Bearer not.a.jwt' }), 'token_invalid'],
+      [
+        'alg: none',
+        async () => {
+          const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
+          const payload = base64url.encode(
+            JSON.stringify({ sub: 'anon_x', aud: 'persona-chat', iat: now, exp: now + 600, pid: juniper.personaId }),
+          );
+          return { authorization: `Bearer ${header}.${payload}.` };
+        },
+        'token_invalid',
+      ],
+      [
+        'another algorithm (HS512)',
+        async () => ({ authorization: `Bearer ${await forge({}, { alg: 'HS512' })}` }),
+        'token_invalid',
+      ],
+      [
+        'another key',
+        async () => ({ authorization: `Bearer ${await forge({}, { key: new TextEncoder().encode('x'.repeat(40)) })}` }),
+        'token_invalid',
+      ],
+      [
+        'a tampered payload',
+        async () => {
+          const [h, , s] = (await forge({ sub: 'anon_me' })).split('.');
+          const payload = base64url.encode(
+            JSON.stringify({
+              sub: 'anon_victim',
+              aud: 'persona-chat',
+              iat: now,
+              exp: now + 600,
+              pid: juniper.personaId,
+            }),
+          );
+          return { authorization: `Bearer ${h}.${payload}.${s}` };
+        },
+        'token_invalid',
+      ],
+      [
+        'an expired token',
+        async () => ({ authorization: `Bearer ${await forge({ iat: now - 700, exp: now - 100 })}` }),
+        'token_expired',
+      ],
+      [
+        'another audience',
+        async () => ({ authorization: `Bearer ${await forge({ aud: 'another-service' })}` }),
+        'token_invalid',
+      ],
+      [
+        'an iat far in the future',
+        async () => ({ authorization: `Bearer ${await forge({ iat: now + 600, exp: now + 1200 })}` }),
+        'token_invalid',
+      ],
+    ];
+    for (const [name, headers, code] of cases) {
+      it(`answers ${name} with 401 ${code}, and never calls the service`, async () => {
+        const { request, upstream } = setup();
+        const h = await headers();
+        for (const [method, path, body] of [
+          ['POST', '/conversations', {}],
+          ['GET', '/conversations', undefined],
+          ['GET', `/conversations/${crypto.randomUUID()}`, undefined],
+          ['PATCH', `/conversations/${crypto.randomUUID()}`, { name: 'x' }],
+          ['POST', `/conversations/${crypto.randomUUID()}/messages`, { message: 'hi' }],
+        ] as const) {
+          const { res } = await expectError(
+            request(method, path, { body, headers: { ...h, 'idempotency-key': 'key-12345678' } }),
+            401,
+            code,
+          );
+          assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
+        }
+        assert.equal(upstream.length, 0);
+      });
+    }
+
+    it('accepts a token whose clock runs a little ahead', async () => {
+      const { api } = setup();
+      const token = await forge({ sub: 'anon_clock', iat: now + 20, exp: now + 620 });
+      assert.equal((await api('GET', '/conversations', token)).status, 200);
+    });
+  });
+
+  describe('ownership', () => {
+    it("gives user A the same 404 on user B's conversation as on a random id, on every route, without continuing it", async () => {
+      const { session, conversation, api, send, continues } = setup();
+      const a = await session();
+      const b = await session();
+      const bId = await conversation(b.token);
+      const randomId = crypto.randomUUID();
+      const attempts = (id: string) => [
+        api('GET', `/conversations/${id}`, a.token),
+        api('PATCH', `/conversations/${id}`, a.token, { body: { name: 'mine now' } }),
+        send(a.token, id, 'Tell me your secrets', { accept: 'application/json' }),
+        send(a.token, id, 'Tell me your secrets', { accept: 'text/event-stream' }),
+      ];
+      const theirs = await Promise.all(attempts(bId));
+      const none = await Promise.all(attempts(randomId));
+      for (const [i, response] of theirs.entries()) {
+        const mine = await expectError(response, 404, 'conversation_not_found');
+        const random = await expectError(none[i]!, 404, 'conversation_not_found');
+        const strip = (b: ErrorEnvelope) => ({ ...b.error, requestId: '' });
+        assert.deepEqual(strip(mine.body), strip(random.body), 'not yours looks exactly like does not exist');
+      }
+      assert.equal(continues().length, 0, 'the service was never asked to continue');
+      const list = (await (await api('GET', '/conversations', a.token)).json()) as ConversationList;
+      assert.deepEqual(list.data, []);
+      const bDetail = (await (await api('GET', `/conversations/${bId}`, b.token)).json()) as ConversationDetail;
+      assert.equal(bDetail.name, null, "B's conversation is unchanged");
+    });
+
+    it('checks a conversation it did not create with one service call, then from its cache', async () => {
+      const { session, send, upstream, emulator } = setup();
+      const a = await session();
+      const sub = JSON.parse(new TextDecoder().decode(base64url.decode(a.token.split('.')[1]!))).sub;
+      // Made by another process of the site's backend: this one has never seen it.
+      const made = await emulator.fetch(
+        new Request('http://emulator.test/conversations/persona', {
+          method: 'POST',
+          headers: { 'x-svc-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ personaId: juniper.personaId, externalUserId: sub }),
+        }),
+      );
+      const { conversationId } = await made.json();
+      for (let i = 0; i < 3; i++)
+        assert.equal((await send(a.token, conversationId, `message ${i}`, { accept: 'application/json' })).status, 200);
+      assert.deepEqual(
+        upstream.map(u => `${u.method} ${u.path.replace(conversationId, ':id')}`),
+        ['GET /conversations/:id', ...Array(3).fill('PATCH /conversations/:id/chat-sse')],
+      );
+    });
+
+    it('ignores externalUserId or persona in bodies: they are refused, and change nothing', async () => {
+      const { session, api, emulator } = setup();
+      const a = await session();
+      await expectError(
+        api('POST', '/conversations', a.token, { body: { externalUserId: 'victim' } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('POST', '/conversations', a.token, { body: { personaId: ada.personaId } }),
+        400,
+        'invalid_request',
+      );
+      const id = (await (await api('POST', '/conversations', a.token, { body: {} })).json()).id as string;
+      await expectError(
+        api('PATCH', `/conversations/${id}`, a.token, { body: { externalUserId: 'victim' } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('PATCH', `/conversations/${id}`, a.token, { body: { personaId: ada.personaId } }),
+        400,
+        'invalid_request',
+      );
+      const stored = emulator.store.get(id)!;
+      assert.match(stored.externalUserId!, /^anon_/);
+      assert.equal(stored.personaId, juniper.personaId);
+    });
+  });
+
+  describe('conversations', () => {
+    it('creates, lists, reads and updates a conversation, showing only what the browser needs', async () => {
+      const { session, api, send, emulator } = setup();
+      const { token } = await session();
+      const created = await api('POST', '/conversations', token, {
+        body: { metadata: { page: '/tents', lang: 'en' } },
+      });
+      assert.equal(created.status, 201);
+      const summary = (await created.json()) as ConversationSummary;
+      assert.deepEqual(summary, {
+        id: summary.id,
+        name: null,
+        status: 'open',
+        active: true,
+        personaId: juniper.personaId,
+        messageCount: 0,
+        metadata: { page: '/tents', lang: 'en' },
+      });
+      assert.deepEqual(emulator.store.get(summary.id)!.metadata, { client: { page: '/tents', lang: 'en' } });
+      await (await send(token, summary.id, 'Do you rent tents?', { accept: 'application/json' })).json();
+      const detail = (await (await api('GET', `/conversations/${summary.id}`, token)).json()) as ConversationDetail;
+      assert.deepEqual(
+        detail.messages.map(m => m.role),
+        ['user', 'assistant'],
+      );
+      assert.equal(detail.messages[0]!.content, 'Do you rent tents?');
+      assert.ok(!('externalUserId' in detail) && !('configuration' in detail));
+      const patched = await api('PATCH', `/conversations/${summary.id}`, token, {
+        body: { name: 'Tent rental', status: 'resolved', active: false, metadata: { page: '/rentals' } },
+      });
+      assert.equal(patched.status, 200);
+      assert.deepEqual(await patched.json(), {
+        ...summary,
+        name: 'Tent rental',
+        status: 'resolved',
+        active: false,
+        messageCount: 2,
+        metadata: { page: '/rentals' },
+      });
+      emulator.store.get(summary.id)!.metadata!.site = { plan: 'gold' };
+      await api('PATCH', `/conversations/${summary.id}`, token, { body: { metadata: { page: '/faq' } } });
+      assert.deepEqual(
+        emulator.store.get(summary.id)!.metadata,
+        { site: { plan: 'gold' }, client: { page: '/faq' } },
+        'other namespaces stay',
+      );
+    });
+
+    it('pages the visitor’s own conversations with a cursor', async () => {
+      const { session, api, conversation } = setup();
+      const { token } = await session();
+      const other = await session();
+      for (let i = 0; i < 3; i++) await conversation(other.token);
+      const mine = new Set<string>();
+      for (let i = 0; i < 12; i++) mine.add(await conversation(token));
+      const first = (await (await api('GET', '/conversations', token)).json()) as ConversationList;
+      assert.equal(first.data.length, 10);
+      assert.ok(first.next);
+      const second = (await (
+        await api('GET', `/conversations?cursor=${encodeURIComponent(first.next!)}`, token)
+      ).json()) as ConversationList;
+      assert.equal(second.data.length, 2);
+      assert.equal(second.next, null);
+      assert.deepEqual(new Set([...first.data, ...second.data].map(c => c.id)), mine);
+      await expectError(api('GET', '/conversations?cursor=%3Cscript%3E', token), 400, 'invalid_request');
+    });
+  });
+
+  describe('CORS', () => {
+    const preflight = (request: ReturnType<typeof setup>['request'], path: string, origin: string, method = 'POST') =>
+      request('OPTIONS', path, {
+        headers: {
+          origin,
+          'access-control-request-method': method,
+          'access-control-request-headers': 'authorization,content-type',
+        },
+      });
+
+    for (const origin of ['https://evil.example', 'null', `${siteOrigin}:8443`, siteOrigin.replace('https', 'http')]) {
+      it(`does not allow a preflight from ${origin}`, async () => {
+        const { request } = setup();
+        for (const path of ['/session', '/conversations', `/conversations/${crypto.randomUUID()}/messages`]) {
+          const res = await preflight(request, path, origin);
+          assert.equal(res.headers.get('access-control-allow-origin'), null, path);
+        }
+      });
+    }
+
+    it('echoes exactly a listed origin, with Vary: Origin, and credentials only on the session route', async () => {
+      const { request, session, api } = setup();
+      const sessionPreflight = await preflight(request, '/session', siteOrigin);
+      assert.equal(sessionPreflight.headers.get('access-control-allow-origin'), siteOrigin);
+      assert.equal(sessionPreflight.headers.get('access-control-allow-credentials'), 'true');
+      assert.match(sessionPreflight.headers.get('access-control-allow-headers')!, /X-Persona-Chat/i);
+      assert.match(sessionPreflight.headers.get('vary')!, /Origin/);
+      for (const path of [
+        '/conversations',
+        `/conversations/${crypto.randomUUID()}`,
+        `/conversations/${crypto.randomUUID()}/messages`,
+      ]) {
+        const res = await preflight(request, path, siteOrigin, 'PATCH');
+        assert.equal(res.headers.get('access-control-allow-origin'), siteOrigin);
+        assert.equal(
+          res.headers.get('access-control-allow-credentials'),
+          null,
+          'bearer routes never allow credentials',
+        );
+        assert.match(res.headers.get('access-control-allow-headers')!, /Idempotency-Key/i);
+        assert.match(res.headers.get('vary')!, /Origin/);
+      }
+      const { token } = await session();
+      const list = await api('GET', '/conversations', token, { headers: { origin: siteOrigin } });
+      assert.equal(list.headers.get('access-control-allow-origin'), siteOrigin);
+      assert.equal(list.headers.get('access-control-allow-credentials'), null);
+      assert.match(list.headers.get('vary')!, /Origin/);
+      const denied = await api('GET', '/conversations', 'bad', { headers: { origin: siteOrigin } });
+      assert.equal(denied.status, 401);
+      assert.equal(
+        denied.headers.get('access-control-allow-origin'),
+        siteOrigin,
+        'errors are readable by the page too',
+      );
+      const foreign = await api('GET', '/conversations', token, { headers: { origin: 'https://evil.example' } });
+      assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+    });
+  });
+
+  describe('validation', () => {
+    it('refuses bad input with a 4xx envelope and never calls the service', async () => {
+      const { session, conversation, api, request, upstream } = setup({
+        backend: { limits: { bodyMaxBytes: 1024, messageMaxLength: 50 } },
+      });
+      const { token } = await session();
+      const id = await conversation(token);
+      const before = upstream.length;
+      const send = (body: unknown, headers: Record<string, string> = {}) =>
+        api('POST', `/conversations/${id}/messages`, token, {
+          body,
+          headers: { 'idempotency-key': crypto.randomUUID(), ...headers },
+        });
+      await expectError(send({ message: 'x'.repeat(51) }), 400, 'invalid_request');
+      await expectError(send({ message: '   ' }), 400, 'invalid_request');
+      await expectError(send({ message: 42 }), 400, 'invalid_request');
+      await expectError(send({ message: 'hi', externalUserId: 'victim' }), 400, 'invalid_request');
+      await expectError(send({ text: 'hi' }), 400, 'invalid_request');
+      await expectError(send('{"message":', { 'content-type': 'application/json' }), 400, 'invalid_request');
+      await expectError(
+        send('message=hi', { 'content-type': 'application/x-www-form-urlencoded' }),
+        415,
+        'unsupported_media_type',
+      );
+      await expectError(
+        api('POST', `/conversations/${id}/messages`, token, { body: { message: 'hi' } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(send({ message: 'hi' }, { 'idempotency-key': 'short' }), 400, 'invalid_request');
+      await expectError(send({ message: 'x'.repeat(2000) }), 413, 'payload_too_large');
+      const chunked = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(JSON.stringify({ message: 'x'.repeat(3000) })));
+          controller.close();
+        },
+      });
+      await expectError(
+        request('POST', `/conversations/${id}/messages`, {
+          body: chunked,
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            'idempotency-key': crypto.randomUUID(),
+          },
+        }),
+        413,
+        'payload_too_large',
+      );
+      for (const bad of ['../admin', '%2F..%2Fadmin', 'x'.repeat(5000), 'ünïcode', '123']) {
+        const path = `/conversations/${encodeURIComponent(bad)}`;
+        await expectError(api('GET', path, token), 400, 'invalid_request');
+        await expectError(api('PATCH', path, token, { body: { name: 'x' } }), 400, 'invalid_request');
+        await expectError(
+          api('POST', `${path}/messages`, token, {
+            body: { message: 'hi' },
+            headers: { 'idempotency-key': crypto.randomUUID() },
+          }),
+          400,
+          'invalid_request',
+        );
+      }
+      await expectError(api('PATCH', `/conversations/${id}`, token, { body: {} }), 400, 'invalid_request');
+      await expectError(
+        api('PATCH', `/conversations/${id}`, token, { body: { name: 'x'.repeat(101) } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('PATCH', `/conversations/${id}`, token, { body: { status: 'closed now!' } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('PATCH', `/conversations/${id}`, token, { body: { active: 'no' } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('PATCH', `/conversations/${id}`, token, { body: { metadata: { nested: { a: 1 } } } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('PATCH', `/conversations/${id}`, token, { body: { metadata: { 'bad key!': 'v' } } }),
+        400,
+        'invalid_request',
+      );
+      await expectError(
+        api('PATCH', `/conversations/${id}`, token, { body: { isDeleted: true } }),
+        400,
+        'invalid_request',
+      );
+      assert.deepEqual(upstream.slice(before), [], 'no call reached the service');
+      await expectError(request('GET', '/elsewhere'), 404, 'not_found');
+    });
+  });
+});

@@ -1,0 +1,353 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { ErrorEnvelope, MessageReply } from '../../src/protocol.js';
+import { events, parseEvents, setup, textOfEvents, transcript } from '../support/backend.js';
+import type { Event } from '../support/backend.js';
+import { apiKey } from '../support/service.js';
+
+const question = 'How long does shipping take?';
+
+/** A stand-in for an OpenAI-compatible model, in-process: it streams the pieces given. */
+function modelSaying(pieces: string[]) {
+  return async () => {
+    const frames = pieces.map(
+      content => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`,
+    );
+    return new Response(frames.join('') + 'data: [DONE]\n\n', { headers: { 'content-type': 'text/event-stream' } });
+  };
+}
+
+/** Reads a stream body until `count` events have arrived, then hands back the reader to go on with. */
+async function readEvents(response: Response, count: number) {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (parseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2)).length < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  return { reader, seen: parseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2)) };
+}
+
+const normalized = (list: Event[]) =>
+  list.map(e =>
+    e.event === 'meta'
+      ? { event: 'meta' }
+      : e.event === 'done'
+        ? { event: 'done', finishReason: e.data.finishReason, hasIds: Boolean(e.data.messageId && e.data.runId) }
+        : e.event === 'citations'
+          ? { event: 'citations', documents: e.data.citations.map(c => c.documentId) }
+          : e,
+  );
+
+describe('backend replies', () => {
+  after(() => {
+    assert.deepEqual(
+      transcript.filter(text => text.includes(apiKey)),
+      [],
+      'the API key appears in no response, header, SSE frame or log line',
+    );
+  });
+
+  it('streams meta at once, then deltas, citations and exactly one done, with no-buffering headers', async () => {
+    const { session, conversation, send, emulator } = setup();
+    const { token } = await session();
+    const id = await conversation(token);
+    const res = await send(token, id, question);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+    assert.equal(res.headers.get('cache-control'), 'no-cache, no-transform');
+    assert.equal(res.headers.get('x-accel-buffering'), 'no');
+    assert.equal(res.headers.get('content-encoding'), null);
+    const list = await events(res);
+    assert.deepEqual(list[0], { event: 'meta', data: { conversationId: id } });
+    assert.ok(list.filter(e => e.event === 'delta').length > 10, 'word by word');
+    assert.deepEqual(
+      list.map(e => e.event).filter((e, i, all) => e !== all[i - 1]),
+      ['meta', 'delta', 'citations', 'done'],
+    );
+    const done = list.at(-1)!;
+    assert.equal(done.event, 'done');
+    const stored = emulator.store.get(id)!.chatMessages!;
+    assert.equal(textOfEvents(list), stored[1]!.content);
+    assert.equal(done.event === 'done' && done.data.messageId, stored[1]!.messageId);
+    assert.equal(done.event === 'done' && done.data.finishReason, 'stop');
+  });
+
+  it('answers Accept: application/json with the whole reply', async () => {
+    const { session, conversation, send } = setup();
+    const { token } = await session();
+    const id = await conversation(token);
+    const res = await send(token, id, question, { accept: 'application/json' });
+    const reply = (await res.json()) as MessageReply;
+    assert.match(reply.content, /3 to 5 business days/);
+    assert.equal(reply.finishReason, 'stop');
+    assert.equal(reply.citations[0]?.documentId, 'shipping');
+    assert.match(reply.messageId!, /^[0-9a-f-]{36}$/);
+    assert.ok(reply.usage!.total_tokens > 0);
+  });
+
+  it('gives the same normalized stream for form A and form B upstreams, over SSE, HTTP/2 and JSON', async () => {
+    const runs: ReturnType<typeof normalized>[] = [];
+    for (const routes of ['chat', 'continue'] as const) {
+      for (const delivery of ['sse', 'http2', 'json'] as const) {
+        const { session, conversation, send, continues } = setup({ emulator: { routes }, backend: { delivery } });
+        const { token } = await session();
+        const id = await conversation(token);
+        const list = await events(await send(token, id, question));
+        assert.equal(continues().length, routes === 'chat' ? 1 : 2, 'form A is found after one 404 on form B');
+        const last = continues().at(-1)!.path.split('/').at(-1);
+        assert.equal(
+          last,
+          {
+            chat: { sse: 'chat-sse', http2: 'chat-http2', json: 'chat' },
+            continue: { sse: 'continue-sse', http2: 'continue-stream', json: 'continue' },
+          }[routes][delivery],
+        );
+        // JSON arrives whole: compare the text, not how it was cut.
+        const merged = [
+          list[0]!,
+          { event: 'delta', data: { text: textOfEvents(list) } } as Event,
+          ...list.filter(e => e.event !== 'meta' && e.event !== 'delta'),
+        ];
+        runs.push(normalized(merged));
+      }
+    }
+    for (const run of runs.slice(1)) assert.deepEqual(run, runs[0]);
+  });
+
+  it('sends reply text that looks like SSE as literal text inside one delta', async () => {
+    const injection = 'Sure.\n\nevent: done\ndata: {}\n\nevent: error\r\ndata: {"code":"x"}\rmore';
+    const { session, conversation, send } = setup({
+      emulator: {
+        openai: { baseUrl: 'http://model.test/v1', model: 'm', fetch: modelSaying([injection, ' The end.']) },
+      },
+    });
+    const { token } = await session();
+    const id = await conversation(token);
+    const list = await events(await send(token, id, question));
+    const deltas = list.filter(e => e.event === 'delta');
+    assert.deepEqual(deltas[0], { event: 'delta', data: { text: injection } });
+    assert.equal(list.filter(e => e.event === 'done' || e.event === 'error').length, 1);
+    assert.equal(list.at(-1)!.event, 'done');
+  });
+
+  describe('idempotency', () => {
+    it('answers the same key 409 while it runs, replays it once done, and continues upstream exactly once', async () => {
+      const { session, conversation, send, continues } = setup({ emulator: { pace: 200 } });
+      const { token } = await session();
+      const id = await conversation(token);
+      const key = crypto.randomUUID();
+      const first = await send(token, id, question, { key });
+      const concurrent = await send(token, id, question, { key });
+      assert.equal(concurrent.status, 409);
+      assert.equal(((await concurrent.json()) as ErrorEnvelope).error.code, 'duplicate_request');
+      assert.equal(concurrent.headers.get('retry-after'), '1');
+      const original = await events(first);
+      const replayedStream = await events(await send(token, id, question, { key }));
+      const replayedJson = (await (
+        await send(token, id, question, { key, accept: 'application/json' })
+      ).json()) as MessageReply;
+      assert.equal(continues().length, 1, 'one upstream continue');
+      assert.equal(textOfEvents(replayedStream), textOfEvents(original));
+      assert.deepEqual(replayedStream.at(-1), original.at(-1));
+      assert.equal(replayedJson.content, textOfEvents(original));
+      const other = await events(await send(token, id, question));
+      assert.equal(other.at(-1)!.event, 'done');
+      assert.equal(continues().length, 2, 'a new key is a new message');
+    });
+
+    it('lets a failed message be retried with the same key', async () => {
+      const { session, conversation, send, continues, emulator } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.faults.set({ cut: { afterChunks: 3, count: 1 } });
+      const key = crypto.randomUUID();
+      const failed = await events(await send(token, id, question, { key }));
+      assert.equal(failed.at(-1)!.event, 'error');
+      const retried = await events(await send(token, id, question, { key }));
+      assert.equal(retried.at(-1)!.event, 'done');
+      assert.equal(continues().length, 2);
+      assert.equal(emulator.store.get(id)!.chatMessagesCount, 2, 'the message is stored once');
+    });
+
+    it('scopes keys to the visitor', async () => {
+      const { session, conversation, send, continues } = setup();
+      const a = await session();
+      const b = await session();
+      const key = crypto.randomUUID();
+      await events(await send(a.token, await conversation(a.token), question, { key }));
+      await events(await send(b.token, await conversation(b.token), question, { key }));
+      assert.equal(continues().length, 2);
+    });
+  });
+
+  describe('limits', () => {
+    it('limits messages per user a minute, with Retry-After', async () => {
+      const { session, conversation, send } = setup({ backend: { limits: { messagesPerUserPerMinute: 2 } } });
+      const { token } = await session();
+      const id = await conversation(token);
+      for (let i = 0; i < 2; i++) await events(await send(token, id, question));
+      const refused = await send(token, id, question);
+      assert.equal(refused.status, 429);
+      assert.equal(((await refused.json()) as ErrorEnvelope).error.code, 'rate_limited');
+      const wait = Number(refused.headers.get('retry-after'));
+      assert.ok(wait >= 1 && wait <= 60);
+      const other = await session();
+      const allowed = await send(other.token, await conversation(other.token), question);
+      assert.equal(allowed.status, 200, 'another user is not limited');
+      await allowed.body!.cancel();
+    });
+
+    it('limits messages per IP, reading X-Forwarded-For only through the trusted proxies, and not its forged left end', async () => {
+      const { session, conversation, api } = setup({
+        backend: { trustProxy: 1, limits: { messagesPerIpPerMinute: 2 } },
+      });
+      const sendFrom = async (forwardedFor: string) => {
+        const { token } = await session();
+        const id = await conversation(token);
+        return api('POST', `/conversations/${id}/messages`, token, {
+          body: { message: question },
+          headers: {
+            'idempotency-key': crypto.randomUUID(),
+            accept: 'application/json',
+            'x-forwarded-for': forwardedFor,
+          },
+        });
+      };
+      assert.equal((await sendFrom('198.51.100.7')).status, 200);
+      assert.equal((await sendFrom('203.0.113.1, 198.51.100.7')).status, 200);
+      const third = await sendFrom('203.0.113.99, 198.51.100.7');
+      assert.equal(third.status, 429, 'new visitors and a forged left end do not make a fresh bucket');
+      assert.equal((await sendFrom('192.0.2.5')).status, 200, 'another address has its own bucket');
+    });
+
+    it('limits concurrent replies per user, and frees the slot when a reply ends or is aborted', async () => {
+      const { session, conversation, send } = setup({
+        emulator: { pace: 100 },
+        backend: { limits: { concurrentStreamsPerUser: 1 } },
+      });
+      const { token } = await session();
+      const id = await conversation(token);
+      const controller = new AbortController();
+      const first = await send(token, id, question, { signal: controller.signal });
+      const second = await send(token, id, question);
+      assert.equal(second.status, 429);
+      assert.equal(second.headers.get('retry-after'), '1');
+      const { reader } = await readEvents(first, 3);
+      // The browser goes away: its request is aborted. (Cancelling a tee'd body waits for the other branch.)
+      controller.abort();
+      void reader.cancel();
+      await new Promise(resolve => setTimeout(resolve, 50));
+      const third = await send(token, id, 'membership');
+      assert.equal(third.status, 200, 'an aborted reply frees its slot');
+      await events(third);
+      const fourth = await send(token, id, 'membership');
+      assert.equal(fourth.status, 200, 'a finished reply frees its slot');
+      await events(fourth);
+    });
+  });
+
+  describe('failures', () => {
+    it('aborts the upstream request when the browser goes away, and the service keeps nothing', async () => {
+      const { session, conversation, send, continues, emulator } = setup({ emulator: { pace: 100 } });
+      const { token } = await session();
+      const id = await conversation(token);
+      const controller = new AbortController();
+      const res = await send(token, id, question, { signal: controller.signal });
+      const { reader, seen } = await readEvents(res, 3);
+      assert.deepEqual(
+        seen.map(e => e.event),
+        ['meta', 'delta', 'delta'],
+      );
+      // The browser goes away: its request is aborted. (Cancelling a tee'd body waits for the other branch.)
+      controller.abort();
+      void reader.cancel();
+      await new Promise(resolve => setTimeout(resolve, 100));
+      assert.equal(continues()[0]!.signal.aborted, true, 'the upstream request was aborted');
+      assert.equal(emulator.store.get(id)!.chatMessagesCount, 0);
+    });
+
+    it('ends a stream the service cuts with a retryable error event', async () => {
+      const { session, conversation, send, emulator } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.faults.set({ cut: { afterChunks: 4 } });
+      const list = await events(await send(token, id, question));
+      assert.deepEqual(list.at(-1), {
+        event: 'error',
+        data: { code: 'upstream_error', message: 'The conversation service failed to answer.', retryable: true },
+      });
+      assert.equal(list.filter(e => e.event === 'delta').length, 4, 'what arrived stays');
+      assert.equal(list.filter(e => e.event === 'done' || e.event === 'error').length, 1);
+    });
+
+    it('ends a stream the service leaves idle with a timeout error event', async () => {
+      const { session, conversation, send, emulator } = setup({
+        backend: { timeouts: { idleMs: 80, firstByteMs: 80 } },
+      });
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.faults.set({ chunkDelayMs: 300 });
+      const list = await events(await send(token, id, question));
+      assert.deepEqual(list.at(-1), {
+        event: 'error',
+        data: {
+          code: 'upstream_timeout',
+          message: 'The conversation service took too long to answer.',
+          retryable: true,
+        },
+      });
+    });
+
+    it('answers a service error before the first byte with a 502 envelope, without its body', async () => {
+      const { session, conversation, send, emulator, logs } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.faults.set({ status: { code: 500, count: 1, on: 'continue' } });
+      const res = await send(token, id, question);
+      assert.equal(res.status, 502);
+      const body = (await res.json()) as ErrorEnvelope;
+      assert.equal(body.error.code, 'upstream_error');
+      assert.equal(body.error.retryable, true);
+      assert.ok(!JSON.stringify(body).includes('injected'), 'nothing the service said');
+      assert.ok(logs.some(l => l.status === 502 && l.detail?.includes('injected_fault') === false));
+      emulator.faults.set({ status: { code: 503, count: 1, on: 'continue' } });
+      const busy = await send(token, id, question, { accept: 'application/json' });
+      assert.equal(busy.status, 503);
+      assert.equal(((await busy.json()) as ErrorEnvelope).error.code, 'upstream_unavailable');
+    });
+
+    it('keeps an idle stream open with : ping comments', async () => {
+      const { session, conversation, send, emulator } = setup({ backend: { pingIntervalMs: 20 } });
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.faults.set({ chunkDelayMs: 30 });
+      const text = await (await send(token, id, 'membership')).text();
+      assert.ok(text.includes('\n\n: ping\n\n') || text.startsWith(': ping'), 'a ping comment');
+      assert.equal(parseEvents(text).at(-1)!.event, 'done');
+    });
+
+    it('writes one structured log line per request, without tokens, cookies or the key', async () => {
+      const { session, conversation, send, logs } = setup();
+      const s = await session();
+      const id = await conversation(s.token);
+      await events(await send(s.token, id, question));
+      await new Promise(resolve => setTimeout(resolve, 10));
+      assert.deepEqual(
+        logs.map(l => `${l.method} ${l.path.replace(id, ':id')} ${l.status}${l.outcome ? ` ${l.outcome}` : ''}`),
+        [
+          'POST /persona-chat/session 200',
+          'POST /persona-chat/conversations 201',
+          'POST /persona-chat/conversations/:id/messages 200 done',
+        ],
+      );
+      for (const line of logs) {
+        assert.match(line.requestId, /^[0-9a-f-]{36}$/);
+        const text = JSON.stringify(line);
+        assert.ok(!text.includes(s.token) && !text.includes(s.cookie!.split('=')[1]!) && !text.includes(apiKey));
+      }
+    });
+  });
+});
