@@ -176,7 +176,7 @@ export function createBackend(config: BackendConfig): Backend {
     if (c.req.header(csrfHeader) !== '1') {
       throw new HttpError(403, 'origin_not_allowed', `The ${csrfHeader} header is required.`, { retryable: false });
     }
-    await rateLimit(`session:ip:${clientIp(c)}`, limits.sessionsPerIpPerMinute);
+    await rateLimitIp('session', limits.sessionsPerIpPerMinute, c);
     const body = await readJson(c, sessionSchema, { allowEmpty: true });
     const personaId = choosePersona(body.personaId);
     const sub = await visitor(c);
@@ -272,7 +272,7 @@ export function createBackend(config: BackendConfig): Backend {
     const { message } = await readJson(c, messageSchema);
     const wantsStream = (c.req.header('accept') ?? '').includes('text/event-stream');
     await rateLimit(`message:user:${sub}`, limits.messagesPerUserPerMinute);
-    await rateLimit(`message:ip:${clientIp(c)}`, limits.messagesPerIpPerMinute);
+    await rateLimitIp('message', limits.messagesPerIpPerMinute, c);
 
     const claimKey = `idempotency:${sub}:${id}:${key}`;
     const claim = await store.claim(claimKey, replayTtlMs);
@@ -508,17 +508,24 @@ export function createBackend(config: BackendConfig): Backend {
     return settings.trustedHops > 0 && c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https';
   }
 
-  /** The client's address: the socket's, or the one the trusted proxies in front of us recorded. */
-  function clientIp(c: Ctx): string {
+  /** The client's address: the hook's, the socket's, or the one the trusted proxies in front of us recorded. */
+  function clientIp(c: Ctx): string | undefined {
+    if (config.clientIp) return config.clientIp(c.req.raw) ?? undefined;
     const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
-    const socket = incoming?.socket?.remoteAddress ?? 'unknown';
-    if (settings.trustedHops === 0) return socket;
+    const socket = incoming?.socket?.remoteAddress;
+    if (settings.trustedHops === 0 || !socket) return socket;
     const forwarded = (c.req.header('x-forwarded-for') ?? '')
       .split(',')
       .map(part => part.trim())
       .filter(Boolean);
     const chain = [...forwarded, socket];
-    return chain[Math.max(0, chain.length - 1 - settings.trustedHops)] ?? socket;
+    return chain[Math.max(0, chain.length - 1 - settings.trustedHops)];
+  }
+
+  /** Per-IP limits apply only when the address is known. */
+  async function rateLimitIp(kind: string, perMinute: number, c: Ctx) {
+    const ip = clientIp(c);
+    if (ip) await rateLimit(`${kind}:ip:${ip}`, perMinute);
   }
 
   async function rateLimit(key: string, perMinute: number) {

@@ -80,6 +80,12 @@ export interface BackendConfig {
    * anonymous visitor. Without it, every visitor is anonymous.
    */
   identify?: (request: Request) => string | null | undefined | Promise<string | null | undefined>;
+  /**
+   * The client's address, where the runtime knows it better than the socket (on Workers, the
+   * `CF-Connecting-IP` header). Default: the socket's address on Node, or X-Forwarded-For through
+   * `trustProxy`. Without an address, only the per-user limits apply.
+   */
+  clientIp?: (request: Request) => string | null | undefined;
   /** The anonymous-visitor cookie. `secure: 'auto'` (default) sets Secure when the request came over HTTPS. */
   cookie?: { name?: string; secure?: boolean | 'auto'; maxAgeSeconds?: number };
   limits?: Partial<Limits>;

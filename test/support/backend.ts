@@ -67,6 +67,8 @@ export function setup(options: { emulator?: EmulatorOptions; backend?: Partial<B
         signal,
         duplex: 'half',
       } as RequestInit),
+      // What the Node adapter passes: the socket the request came on.
+      { incoming: { socket: { remoteAddress: '127.0.0.1' } } },
     );
     const [mine, copy] = response.body ? response.body.tee() : [null, null];
     transcript.push(JSON.stringify([...response.headers]));

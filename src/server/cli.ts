@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+/**
+ * @module
+ * `persona-chat-server`: runs the backend from the command line. Every flag can also be given in the environment
+ * as PERSONA_CHAT_ + the flag in upper snake case (PERSONA_CHAT_API_KEY for --api-key), which is how the API key
+ * and the token secret should be given in production. Flags win over the environment.
+ */
+import { parseArgs } from 'node:util';
+import { createBackend } from './app.js';
+import type { BackendConfig } from './config.js';
+import { serveBackend } from './node.js';
+
+const help = `Usage: persona-chat-server [options]
+
+Serves the persona-chat backend: the token exchange and the proxy routes <persona-chat> uses.
+Every flag can be set in the environment as PERSONA_CHAT_<FLAG> (e.g. PERSONA_CHAT_API_KEY);
+repeatable flags take a comma-separated list there.
+
+Options:
+  --service-url <url>        the Conversation Service's base URL (required)
+  --http2-service-url <url>  the service's HTTP/2 listener, if it has its own
+  --api-key <key>            the service's API key (required; prefer PERSONA_CHAT_API_KEY)
+  --api-key-header <name>    the header that carries it (default x-svc-api-key)
+  --routes <form>            continue paths: auto, chat or continue (default auto)
+  --delivery <how>           replies from the service: sse, http2 or json (default sse)
+  --persona-id <uuid>        a persona to serve (repeatable; the first is the default)
+  --system <name>            the AI system of general conversations (with --model)
+  --model <name>             the model of general conversations (with --system)
+  --token-secret <secret>    signs tokens and visitor cookies, 32 bytes or more (required)
+  --token-ttl <seconds>      token lifetime (default 600)
+  --allowed-origin <origin>  an origin whose pages may use the chat (repeatable, required)
+  --base-path <path>         where the routes are mounted (default /)
+  --trust-proxy <n>          proxies in front to trust for X-Forwarded-For: a number,
+                             true (1) or false (default false)
+  --port <n>                 port (default 3000; 0 picks a free one)
+  --host <address>           address to listen on (default 127.0.0.1)
+  -h, --help                 show this help
+
+On start it prints "listening on http://HOST:PORT". A configuration error stops it with
+exit code 2 and a message naming the setting.`;
+
+const flags = {
+  'service-url': { type: 'string' },
+  'http2-service-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  'api-key-header': { type: 'string' },
+  routes: { type: 'string' },
+  delivery: { type: 'string' },
+  'persona-id': { type: 'string', multiple: true },
+  system: { type: 'string' },
+  model: { type: 'string' },
+  'token-secret': { type: 'string' },
+  'token-ttl': { type: 'string' },
+  'allowed-origin': { type: 'string', multiple: true },
+  'base-path': { type: 'string' },
+  'trust-proxy': { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Flag = Exclude<keyof typeof flags, 'help'>;
+
+function fail(message: string): never {
+  process.stderr.write(`persona-chat-server: ${message}\n`);
+  process.exit(2);
+}
+
+async function main() {
+  let values: Partial<Record<Flag, string | string[]>> & { help?: boolean };
+  try {
+    ({ values } = parseArgs({ options: flags, strict: true }));
+  } catch (error) {
+    fail(`${(error as Error).message} (see --help)`);
+  }
+  if (values.help) {
+    process.stdout.write(`${help}\n`);
+    return;
+  }
+  const env = (flag: Flag) => process.env[`PERSONA_CHAT_${flag.toUpperCase().replace(/-/g, '_')}`] || undefined;
+  const one = (flag: Flag) => (values[flag] as string | undefined) ?? env(flag);
+  const many = (flag: Flag) =>
+    (values[flag] as string[] | undefined) ??
+    env(flag)
+      ?.split(',')
+      .map(s => s.trim())
+      .filter(Boolean);
+  const number = (flag: Flag) => {
+    const value = one(flag);
+    if (value === undefined) return undefined;
+    if (!/^\d+$/.test(value)) fail(`--${flag} must be a whole number`);
+    return Number(value);
+  };
+  const trust = one('trust-proxy');
+  let trustProxy: boolean | number = false;
+  if (trust === 'true') trustProxy = true;
+  else if (trust !== undefined && trust !== 'false') {
+    if (!/^\d+$/.test(trust)) fail('--trust-proxy must be a number of proxies, true or false');
+    trustProxy = Number(trust);
+  }
+
+  const config: BackendConfig = {
+    serviceUrl: one('service-url') ?? '',
+    http2ServiceUrl: one('http2-service-url'),
+    apiKey: one('api-key') ?? '',
+    apiKeyHeader: one('api-key-header'),
+    routes: one('routes') as BackendConfig['routes'],
+    delivery: one('delivery') as BackendConfig['delivery'],
+    personaId: many('persona-id'),
+    system: one('system'),
+    model: one('model'),
+    tokenSecret: one('token-secret') ?? '',
+    tokenTtlSeconds: number('token-ttl'),
+    allowedOrigins: many('allowed-origin') ?? [],
+    basePath: one('base-path'),
+    trustProxy,
+  };
+  let backend;
+  try {
+    backend = createBackend(config);
+  } catch (error) {
+    fail((error as Error).message.replace(/^persona-chat backend: /, ''));
+  }
+  const port = number('port') ?? 3000;
+  if (port > 65535) fail('--port must be a port number from 0 to 65535');
+  let running;
+  try {
+    running = await serveBackend(backend, { port, host: one('host') });
+  } catch (error) {
+    fail(`could not start: ${(error as Error).message}`);
+  }
+  process.stdout.write(`listening on ${running.url}\n`);
+  const stop = () => {
+    running.close().then(() => process.exit(0));
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+await main();

@@ -1,0 +1,13 @@
+/**
+ * @module
+ * The persona-chat backend: `createBackend(config)` returns a web-standard `fetch` handler serving the token exchange
+ * and the proxy routes `<persona-chat>` uses. Node helpers (a server, Express/Connect middleware) are in `./node.js`.
+ */
+export { createBackend } from './app.js';
+export type { Backend } from './app.js';
+export { ConfigError, defaultLimits } from './config.js';
+export type { BackendConfig, Limits, LogLine } from './config.js';
+export { HttpError } from './errors.js';
+export { MemoryStore } from './store.js';
+export type { BackendStore, IdempotencyState, WindowHit } from './store.js';
+export type * from '../protocol.js';

@@ -1,0 +1,70 @@
+/**
+ * @module
+ * The backend on Node: a server on node:http, and middleware for Express, Connect or a plain node:http handler.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener, serve } from '@hono/node-server';
+import type { Backend } from './app.js';
+
+export interface ServeOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+export interface RunningBackend {
+  backend: Backend;
+  /** e.g. `http://127.0.0.1:3000`; the routes are under the backend's base path. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves a backend on node:http. */
+export async function serveBackend(backend: Backend, options: ServeOptions = {}): Promise<RunningBackend> {
+  const host = options.host ?? '127.0.0.1';
+  const server = serve({
+    fetch: (request, env) => backend.fetch(request, env),
+    port: options.port ?? 0,
+    hostname: host,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.once('listening', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    backend,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    close: () =>
+      new Promise<void>(resolve => {
+        server.close(() => resolve());
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        backend.close();
+      }),
+  };
+}
+
+type Next = (error?: unknown) => void;
+
+/**
+ * Middleware for Express, Connect or node:http: requests under the backend's base path are answered, others go to
+ * `next`. Mount it before any body parser, at the app's root (it reads the original URL, so a mount path is fine
+ * too as long as it equals the base path).
+ */
+export function nodeMiddleware(backend: Backend) {
+  const listener = getRequestListener((request, env) => backend.fetch(request, env));
+  const prefix = backend.basePath === '/' ? '/' : `${backend.basePath}/`;
+  return function personaChat(req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next?: Next) {
+    const url = req.originalUrl ?? req.url ?? '/';
+    const path = url.split('?')[0]!;
+    if (path !== backend.basePath && !path.startsWith(prefix)) {
+      if (next) return next();
+      res.statusCode = 404;
+      return res.end();
+    }
+    req.url = url;
+    listener(req, res).catch(error => (next ? next(error) : res.destroy(error as Error)));
+  };
+}

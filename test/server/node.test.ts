@@ -1,0 +1,320 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import http2 from 'node:http2';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
+import { createEmulator } from '../../src/emulator/app.js';
+import { createBackend } from '../../src/server/app.js';
+import { serveBackend } from '../../src/server/node.js';
+import type { RunningBackend } from '../../src/server/node.js';
+import { parseEvents, textOfEvents, tokenSecret } from '../support/backend.js';
+import { apiKey, juniper } from '../support/service.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const site = 'https://www.example.com';
+
+function listening(server: ServerType | Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    if (server.listening) return resolve((server.address() as AddressInfo).port);
+    server.once('error', reject);
+    server.once('listening', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/** An emulator on real HTTP/1.1 and HTTP/2 listeners that records each continue request's signal. */
+async function emulatorOnSockets() {
+  const emulator = createEmulator({ apiKey, pace: 100 });
+  const continues: { path: string; signal: AbortSignal; ended?: number }[] = [];
+  const fetch = (request: Request, env: unknown) => {
+    const path = new URL(request.url).pathname;
+    if (/\/(chat|continue)[-\w]*$/.test(path)) {
+      const entry: (typeof continues)[number] = { path, signal: request.signal };
+      request.signal.addEventListener('abort', () => (entry.ended = performance.now()));
+      continues.push(entry);
+    }
+    return emulator.fetch(request, env);
+  };
+  const h1 = serve({ fetch, port: 0, hostname: '127.0.0.1' });
+  const h2 = serve({ fetch, port: 0, hostname: '127.0.0.1', createServer: http2.createServer });
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on('session', (s: http2.ServerHttp2Session) => sessions.add(s));
+  const [p1, p2] = await Promise.all([listening(h1), listening(h2)]);
+  return {
+    emulator,
+    continues,
+    url: `http://127.0.0.1:${p1}`,
+    http2Url: `http://127.0.0.1:${p2}`,
+    close: async () => {
+      for (const s of sessions) s.destroy();
+      await Promise.all([h1, h2].map(s => new Promise(resolve => s.close(resolve))));
+    },
+  };
+}
+
+/** What the widget does: a session from the site's page, a conversation, then a message. */
+async function visit(url: string, base = '/persona-chat') {
+  const session = await fetch(`${url}${base}/session`, {
+    method: 'POST',
+    headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(session.status, 200);
+  const { token } = await session.json();
+  const auth = { authorization: `Bearer ${token}`, origin: site };
+  const created = await fetch(`${url}${base}/conversations`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  assert.equal(created.status, 201);
+  const { id } = await created.json();
+  const send = (message: string, signal?: AbortSignal) =>
+    fetch(`${url}${base}/conversations/${id}/messages`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'idempotency-key': crypto.randomUUID(),
+      },
+      body: JSON.stringify({ message }),
+      signal,
+    });
+  return { token, id, send };
+}
+
+describe('backend over real sockets', () => {
+  let upstream: Awaited<ReturnType<typeof emulatorOnSockets>>;
+  const servers: RunningBackend[] = [];
+
+  before(async () => {
+    upstream = await emulatorOnSockets();
+    for (const delivery of ['sse', 'http2'] as const) {
+      const backend = createBackend({
+        serviceUrl: upstream.url,
+        http2ServiceUrl: upstream.http2Url,
+        delivery,
+        apiKey,
+        personaId: juniper.personaId,
+        tokenSecret,
+        allowedOrigins: [site],
+        basePath: '/persona-chat',
+        log: () => {},
+      });
+      servers.push(await serveBackend(backend, { port: 0 }));
+    }
+  });
+  after(async () => {
+    await Promise.all(servers.map(s => s.close()));
+    await upstream.close();
+  });
+
+  for (const [i, delivery] of ['sse', 'http2'].entries()) {
+    it(`streams a reply from an ${delivery} upstream to the browser as SSE`, async () => {
+      const { send, id } = await visit(servers[i]!.url);
+      const res = await send('Do you rent tents?');
+      assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+      assert.equal(res.headers.get('content-encoding'), null);
+      const list = parseEvents(await res.text());
+      assert.equal(list[0]!.event, 'meta');
+      assert.equal(list.at(-1)!.event, 'done');
+      assert.match(textOfEvents(list), /tents from \$18/);
+      assert.equal(upstream.continues.at(-1)!.path.split('/').at(-1), delivery === 'sse' ? 'chat-sse' : 'chat-http2');
+      assert.equal(upstream.emulator.store.get(id)!.chatMessagesCount, 2);
+    });
+
+    it(`aborts the ${delivery} upstream request within a second of the browser going away`, async () => {
+      const { send, id } = await visit(servers[i]!.url);
+      const controller = new AbortController();
+      const res = await send('How do I return a tent?', controller.signal);
+      const reader = res.body!.getReader();
+      await reader.read();
+      await reader.read();
+      const aborted = performance.now();
+      controller.abort();
+      const entry = upstream.continues.at(-1)!;
+      for (let waited = 0; !entry.ended && waited < 2000; waited += 20) await new Promise(r => setTimeout(r, 20));
+      assert.ok(entry.ended, 'the emulator saw its request end');
+      assert.ok(entry.ended - aborted < 1000, `within a second (${Math.round(entry.ended - aborted)} ms)`);
+      assert.equal(upstream.emulator.store.get(id)!.chatMessagesCount, 0, 'the run was dropped');
+    });
+  }
+});
+
+describe('mounting', () => {
+  let upstream: Awaited<ReturnType<typeof emulatorOnSockets>>;
+  before(async () => {
+    upstream = await emulatorOnSockets();
+    upstream.emulator.faults.set({});
+    Object.assign(process.env, {
+      SERVICE_URL: upstream.url,
+      PERSONA_CHAT_API_KEY: apiKey,
+      PERSONA_ID: juniper.personaId,
+      PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
+      PORT: '0',
+    });
+  });
+  after(() => upstream.close());
+
+  const examples = ['node-http', 'express', 'next-route', 'worker'];
+
+  it('shows each example in the README exactly as it is tested', async () => {
+    const readme = await readFile(`${root}README.md`, 'utf8');
+    for (const name of examples) {
+      const code = await readFile(new URL(`./examples/${name}.ts`, import.meta.url), 'utf8');
+      assert.ok(readme.includes('```ts\n' + code + '```'), `README shows examples/${name}.ts`);
+    }
+  });
+
+  for (const name of ['node-http', 'express']) {
+    it(`serves the backend from the ${name} example, and leaves the rest of the site alone`, async () => {
+      const { default: server } = (await import(`./examples/${name}.js`)) as { default: Server };
+      try {
+        const url = `http://127.0.0.1:${await listening(server)}`;
+        const { send } = await visit(url);
+        const list = parseEvents(await (await send('membership')).text());
+        assert.equal(list.at(-1)!.event, 'done');
+        const home = await fetch(`${url}/`);
+        assert.equal(home.status, name === 'express' ? 200 : 404);
+        assert.equal((await fetch(`${url}/persona-chatter`)).status, 404);
+      } finally {
+        server.closeAllConnections();
+        await new Promise(resolve => server.close(resolve));
+      }
+    });
+  }
+
+  it('answers through the Next.js route handlers and the Workers fetch export', async () => {
+    const next = (await import('./examples/next-route.js')) as Record<string, (request: Request) => Promise<Response>>;
+    const worker = (await import('./examples/worker.js')).default;
+    const env = {
+      SERVICE_URL: upstream.url,
+      SERVICE_API_KEY: apiKey,
+      PERSONA_ID: juniper.personaId,
+      TOKEN_SECRET: tokenSecret,
+    };
+    const handlers = [
+      (request: Request) => next[request.method]!(request),
+      (request: Request) => worker.fetch(request, env),
+    ];
+    for (const handle of handlers) {
+      const session = await handle(
+        new Request('https://www.example.com/persona-chat/session', {
+          method: 'POST',
+          headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      );
+      assert.equal(session.status, 200);
+      const { token } = await session.json();
+      const preflight = await handle(
+        new Request('https://www.example.com/persona-chat/conversations', {
+          method: 'OPTIONS',
+          headers: { origin: site, 'access-control-request-method': 'POST' },
+        }),
+      );
+      assert.equal(preflight.headers.get('access-control-allow-origin'), site);
+      const list = await handle(
+        new Request('https://www.example.com/persona-chat/conversations', {
+          headers: { authorization: `Bearer ${token}` },
+        }),
+      );
+      assert.deepEqual(await list.json(), { data: [], next: null });
+    }
+  });
+});
+
+describe('persona-chat-server CLI', () => {
+  const cli = fileURLToPath(new URL('../../src/server/cli.ts', import.meta.url));
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { PATH: process.env.PATH, ...env },
+    });
+  const good = {
+    PERSONA_CHAT_SERVICE_URL: 'http://127.0.0.1:4010',
+    PERSONA_CHAT_API_KEY: apiKey,
+    PERSONA_CHAT_PERSONA_ID: juniper.personaId,
+    PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
+    PERSONA_CHAT_ALLOWED_ORIGIN: `${site},https://shop.example.com`,
+  };
+
+  it('starts from the environment, prints where it listens, and serves the routes', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, '--port', '0', '--base-path', '/chat'], {
+      env: { PATH: process.env.PATH, ...good },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', code => reject(new Error(`exited with ${code}`)));
+      });
+      assert.match(line, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
+      const url = line.split(' ')[2];
+      const res = await fetch(`${url}/chat/session`, {
+        method: 'POST',
+        headers: { origin: 'https://shop.example.com', 'x-persona-chat': '1', 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(res.status, 200, 'both listed origins are allowed');
+      assert.ok(!(await res.text()).includes(apiKey));
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  for (const [name, args, env, message] of [
+    [
+      'no token secret',
+      [],
+      { PERSONA_CHAT_TOKEN_SECRET: '' },
+      /"tokenSecret" \(--token-secret \/ PERSONA_CHAT_TOKEN_SECRET\) is required/,
+    ],
+    ['a short token secret', ['--token-secret', 'too-short'], {}, /"tokenSecret" .* at least 32 bytes/],
+    ['no service URL', [], { PERSONA_CHAT_SERVICE_URL: '' }, /"serviceUrl" \(--service-url .*\) is required/],
+    ['a malformed origin', ['--allowed-origin', 'https://www.example.com/'], {}, /"allowedOrigins" .* exact origins/],
+    ['a null origin', ['--allowed-origin', 'null'], {}, /"allowedOrigins"/],
+    ['no persona or model', [], { PERSONA_CHAT_PERSONA_ID: '' }, /"personaId" .* is required \(or system and model\)/],
+    ['a bad delivery', ['--delivery', 'carrier-pigeon'], {}, /"delivery" .* must be sse, http2 or json/],
+    ['an unknown flag', ['--api-keys', 'x'], {}, /Unknown option '--api-keys'/],
+  ] as const) {
+    it(`stops at start on ${name}, naming the setting`, () => {
+      const result = run([...args, '--port', '0'], { ...good, ...env });
+      assert.equal(result.status, 2, result.stdout + result.stderr);
+      assert.match(result.stderr, message);
+      assert.ok(!result.stderr.includes(apiKey));
+    });
+  }
+
+  it('documents every flag in --help', () => {
+    const { stdout, status } = run(['--help']);
+    assert.equal(status, 0);
+    for (const flag of [
+      'service-url',
+      'http2-service-url',
+      'api-key',
+      'api-key-header',
+      'routes',
+      'delivery',
+      'persona-id',
+      'system',
+      'model',
+      'token-secret',
+      'token-ttl',
+      'allowed-origin',
+      'base-path',
+      'trust-proxy',
+      'port',
+      'host',
+    ]) {
+      assert.match(stdout, new RegExp(`--${flag}\\b`));
+    }
+  });
+});
