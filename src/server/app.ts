@@ -39,7 +39,8 @@ type Env = {
     user: TokenClaims;
     /** For streamed replies: settles with how the stream ended, when it ends. */
     outcome: Promise<LogLine['outcome']> | undefined;
-    errorCode: string | undefined;
+    /** What went wrong, for the log line: our code, and the cause without secrets. */
+    failure: { code: string; detail?: string } | undefined;
   };
 };
 type Ctx = Context<Env>;
@@ -117,7 +118,7 @@ export function createBackend(config: BackendConfig): Backend {
       path: new URL(c.req.url).pathname,
       status: c.res.status,
       durationMs: Math.round(performance.now() - started),
-      ...(c.get('errorCode') ? { code: c.get('errorCode') } : {}),
+      ...c.get('failure'),
       ...(outcome ? { outcome } : {}),
     });
     const outcome = c.get('outcome');
@@ -387,7 +388,7 @@ export function createBackend(config: BackendConfig): Backend {
             settle('aborted');
             return controller.close();
           }
-          logFailure(c, failure, error);
+          noteFailure(c, failure, error);
           const event: StreamEvents['error'] = {
             code: failure.code,
             message: failure.message,
@@ -414,29 +415,22 @@ export function createBackend(config: BackendConfig): Backend {
   root.notFound(c => errorResponse(c as Ctx, new HttpError(404, 'not_found', 'No such route.', { retryable: false })));
   root.onError((error, c) => {
     const failure = toHttpError(error);
-    if (failure.status >= 500) logFailure(c as Ctx, failure, error);
+    noteFailure(c as Ctx, failure, error);
     return errorResponse(c as Ctx, failure);
   });
 
   function errorResponse(c: Ctx, error: HttpError) {
     for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
     if (error.retryAfter) c.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfter))));
-    c.set('errorCode', error.code);
     return c.json(error.envelope(c.get('requestId') ?? crypto.randomUUID()), error.status as 400);
   }
 
-  function logFailure(c: Ctx, failure: HttpError, error: unknown) {
+  /** Notes a failure for the request's log line; the cause only for our own or the service's failures. */
+  function noteFailure(c: Ctx, failure: HttpError, error: unknown) {
     const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    log({
-      time: new Date().toISOString(),
-      level: 'error',
-      requestId: c.get('requestId'),
-      method: c.req.method,
-      path: new URL(c.req.url).pathname,
-      status: failure.status,
-      durationMs: 0,
+    c.set('failure', {
       code: failure.code,
-      detail: redact(cause, secrets).slice(0, 500),
+      ...(failure.status >= 500 ? { detail: redact(cause, secrets).slice(0, 500) } : {}),
     });
   }
 

@@ -312,7 +312,10 @@ describe('backend replies', () => {
       assert.equal(body.error.code, 'upstream_error');
       assert.equal(body.error.retryable, true);
       assert.ok(!JSON.stringify(body).includes('injected'), 'nothing the service said');
-      assert.ok(logs.some(l => l.status === 502 && l.detail?.includes('injected_fault') === false));
+      const line = logs.find(l => l.status === 502)!;
+      assert.equal(line.code, 'upstream_error');
+      assert.match(line.detail!, /^ServiceError: /, 'the log, not the browser, says what the service said');
+      assert.equal(logs.filter(l => l.requestId === line.requestId).length, 1, 'one line for the request');
       emulator.faults.set({ status: { code: 503, count: 1, on: 'continue' } });
       const busy = await send(token, id, question, { accept: 'application/json' });
       assert.equal(busy.status, 503);
