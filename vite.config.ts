@@ -1,12 +1,36 @@
+import { gzipSync } from 'node:zlib';
 import { defineConfig } from 'vite';
+import type { Plugin } from 'vite';
+
+/** Every byte of the element ships to every visitor: the build fails above this gzip size. */
+const budgetBytes = 40 * 1024;
+
+function sizeBudget(): Plugin {
+  return {
+    name: 'persona-chat-size-budget',
+    generateBundle(_options, bundle) {
+      for (const file of Object.values(bundle)) {
+        if (file.type !== 'chunk' || file.fileName !== 'persona-chat.js') continue;
+        const gzip = gzipSync(file.code, { level: 9 }).length;
+        const line = `persona-chat.js: ${(file.code.length / 1024).toFixed(1)} KB, ${(gzip / 1024).toFixed(1)} KB gzip (budget ${budgetBytes / 1024} KB)`;
+        if (gzip > budgetBytes) this.error(`${line}: over budget`);
+        this.info(line);
+      }
+    },
+  };
+}
 
 // The browser bundle of <persona-chat>: one ES module with every dependency inside, and a classic-script build.
 export default defineConfig({
+  plugins: [sizeBudget()],
   build: {
     target: 'es2022',
     sourcemap: true,
     emptyOutDir: false,
-    outDir: 'dist/browser',
+    outDir: 'dist',
+    minify: true,
+    // Lib mode keeps whitespace in ES output for downstream bundlers; this file goes to browsers as it is.
+    rolldownOptions: { output: { minify: true } },
     lib: {
       entry: 'src/element/define.ts',
       name: 'PersonaChat',

@@ -1,32 +1,108 @@
-// Browser tests: real Chromium, with the real emulator mounted in the test server at /emulator, so browser code
-// crosses the real wire. Run through `node --import tsx` (see package.json) so this file can load the TypeScript
-// sources of the emulator.
+// Browser tests: real Chromium, with the real backend at /persona-chat and the real emulator behind it (and at
+// /emulator), so element tests cross the real protocol. Run through `node --import tsx` (see package.json) so this
+// file can load the TypeScript sources of the backend and emulator.
+import { createServer } from 'node:net';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { getRequestListener } from '@hono/node-server';
+import { SignJWT, decodeJwt } from 'jose';
 import { createEmulator } from './src/emulator/app.ts';
+import { defaultPersonas } from './src/emulator/personas.ts';
+import { createBackend } from './src/server/app.ts';
 import { chromiumFlags, findChromium } from './test/support/chromium.mjs';
 
 const executablePath = findChromium();
 
-/** The API key of the emulator the browser tests reach. Test-only: the product never puts a key in a browser. */
-export const browserTestApiKey = 'browser-test-key';
-const emulator = createEmulator({ apiKey: browserTestApiKey });
+/** A free port for the test server, so the backend can allow its exact origin. */
+const port = await new Promise(resolve => {
+  const probe = createServer().listen(0, '127.0.0.1', () => {
+    const { port } = probe.address();
+    probe.close(() => resolve(port));
+  });
+});
+const origin = `http://127.0.0.1:${port}`;
+
+// Test-only keys: the product never puts an API key in a browser. The emulator's key is used by the service
+// client smoke test, which talks to the emulator directly.
+const apiKey = 'browser-test-key';
+const tokenSecret = 'browser-test-secret-of-at-least-32-bytes';
+
+const emulator = createEmulator({ apiKey, pace: 60 });
+/** Every continue request the emulator received, and whether it was aborted: what tests assert on. */
+const continues = [];
+const upstream = async (input, init) => {
+  const request = new Request(input, init);
+  const path = new URL(request.url).pathname;
+  if (/\/(chat|continue)[-\w]*$/.test(path)) {
+    const entry = { path, aborted: false, ended: false };
+    request.signal.addEventListener('abort', () => (entry.aborted = true));
+    continues.push(entry);
+    const response = await emulator.fetch(request);
+    return response;
+  }
+  return emulator.fetch(request);
+};
+const backend = createBackend({
+  serviceUrl: 'http://emulator.internal',
+  fetch: upstream,
+  http2Fetch: upstream,
+  apiKey,
+  personaId: defaultPersonas.map(p => p.personaId),
+  tokenSecret,
+  allowedOrigins: [origin],
+  basePath: '/persona-chat',
+  limits: { messagesPerUserPerMinute: 1000, messagesPerIpPerMinute: 1000, sessionsPerIpPerMinute: 1000 },
+  log: () => {},
+});
+
 const emulatorListener = getRequestListener(request => emulator.fetch(request));
+const backendListener = getRequestListener((request, env) => backend.fetch(request, env));
+
+/** Routes only the tests use, to observe and steer the emulator. */
+async function testSupport(ctx) {
+  ctx.type = 'application/json';
+  if (ctx.path === '/test-support/continues') ctx.body = JSON.stringify(continues);
+  else if (ctx.path === '/test-support/reset') {
+    continues.length = 0;
+    emulator.faults.reset();
+    ctx.body = '{}';
+  } else if (ctx.path === '/test-support/expire') {
+    // Stands in for time passing: a token for the same visitor whose expiry is already behind us.
+    const claims = decodeJwt(ctx.query.token);
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ pid: claims.pid })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setAudience(claims.aud)
+      .setIssuedAt(now - 700)
+      .setExpirationTime(now - 100)
+      .sign(new TextEncoder().encode(tokenSecret));
+    ctx.body = JSON.stringify({ token });
+  } else ctx.status = 404;
+}
 
 export default {
   files: ['test/element/**/*.test.ts'],
+  hostname: '127.0.0.1',
+  port,
   nodeResolve: { exportConditions: ['development'] },
   plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' })],
   browsers: [chromeLauncher({ launchOptions: { executablePath, headless: true, args: chromiumFlags } })],
   concurrency: 1,
-  testFramework: { config: { timeout: 10_000 } },
+  testFramework: { config: { timeout: 15_000 } },
   middleware: [
-    async function emulatorMiddleware(ctx, next) {
-      if (!ctx.path.startsWith('/emulator/')) return next();
-      ctx.respond = false;
-      ctx.req.url = ctx.req.url.slice('/emulator'.length);
-      await emulatorListener(ctx.req, ctx.res);
+    async function mounts(ctx, next) {
+      if (ctx.path.startsWith('/test-support/')) return testSupport(ctx);
+      if (ctx.path.startsWith('/persona-chat')) {
+        ctx.respond = false;
+        return backendListener(ctx.req, ctx.res);
+      }
+      if (ctx.path.startsWith('/emulator/')) {
+        ctx.respond = false;
+        ctx.req.url = ctx.req.url.slice('/emulator'.length);
+        return emulatorListener(ctx.req, ctx.res);
+      }
+      return next();
     },
   ],
 };

@@ -1,0 +1,45 @@
+/**
+ * @module
+ * One error type for everything that goes wrong between the element and its backend, classified once where the
+ * response or the stream is read. An abort by the visitor is not an error.
+ */
+import type { ErrorCode, ErrorEnvelope } from '../protocol.js';
+
+export type PersonaChatErrorCode = ErrorCode | 'network_error' | 'stream_incomplete' | 'config_error' | 'bad_response';
+
+export class PersonaChatError extends Error {
+  override readonly name = 'PersonaChatError';
+  constructor(
+    readonly code: PersonaChatErrorCode,
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The error a failed response stands for, from its envelope when it has one. Never shows raw server text. */
+export async function errorFromResponse(response: Response): Promise<PersonaChatError> {
+  let envelope: ErrorEnvelope | undefined;
+  try {
+    envelope = (await response.json()) as ErrorEnvelope;
+  } catch {
+    envelope = undefined;
+  }
+  const code = envelope?.error?.code ?? (response.status >= 500 ? 'upstream_error' : 'bad_response');
+  const retryable = envelope?.error?.retryable ?? (response.status >= 500 || response.status === 429);
+  return new PersonaChatError(
+    code,
+    `The chat backend answered ${response.status} (${code}).`,
+    retryable,
+    response.status,
+  );
+}
+
+export const networkError = (cause: unknown) =>
+  new PersonaChatError(
+    'network_error',
+    `The chat backend could not be reached: ${String((cause as Error)?.message ?? cause)}`,
+    true,
+  );

@@ -1,0 +1,496 @@
+import { css } from 'lit';
+
+/**
+ * Public `--persona-chat-*` properties are read once on :host into private `--_*` variables, which the rest of the
+ * sheet uses. Logical properties throughout, so `dir="rtl"` mirrors the layout.
+ */
+export const styles = css`
+  :host {
+    --_accent: var(--persona-chat-accent-color, #4f46e5);
+    --_on-accent: var(--persona-chat-on-accent-color, #ffffff);
+    --_bg: var(--persona-chat-background-color, #ffffff);
+    --_fg: var(--persona-chat-text-color, #1f2937);
+    --_muted: var(--persona-chat-muted-color, #6b7280);
+    --_surface: var(--persona-chat-surface-color, #f3f4f6);
+    --_border: var(--persona-chat-border-color, #e5e7eb);
+    --_user-bg: var(--persona-chat-user-bubble-color, var(--_accent));
+    --_user-fg: var(--persona-chat-user-text-color, var(--_on-accent));
+    --_error: var(--persona-chat-error-color, #b91c1c);
+    --_font: var(--persona-chat-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
+    --_font-size: var(--persona-chat-font-size, 15px);
+    --_radius: var(--persona-chat-radius, 16px);
+    --_bubble-radius: var(--persona-chat-bubble-radius, 14px);
+    --_width: var(--persona-chat-panel-width, 380px);
+    --_height: var(--persona-chat-panel-height, 600px);
+    --_offset: var(--persona-chat-offset, 20px);
+    --_launcher-size: var(--persona-chat-launcher-size, 56px);
+    --_z: var(--persona-chat-z-index, 2147483000);
+    --_shadow: var(--persona-chat-shadow, 0 12px 40px rgb(0 0 0 / 0.18));
+    --_focus: var(--persona-chat-focus-ring-color, var(--_accent));
+    display: block;
+    font-family: var(--_font);
+    font-size: var(--_font-size);
+    line-height: 1.5;
+    color: var(--_fg);
+  }
+  :host([hidden]) {
+    display: none;
+  }
+  :host([theme='dark']) {
+    --_bg: var(--persona-chat-background-color, #111827);
+    --_fg: var(--persona-chat-text-color, #f3f4f6);
+    --_muted: var(--persona-chat-muted-color, #9ca3af);
+    --_surface: var(--persona-chat-surface-color, #1f2937);
+    --_border: var(--persona-chat-border-color, #374151);
+    --_accent: var(--persona-chat-accent-color, #818cf8);
+    --_on-accent: var(--persona-chat-on-accent-color, #111827);
+    --_error: var(--persona-chat-error-color, #fca5a5);
+  }
+  @media (prefers-color-scheme: dark) {
+    :host(:not([theme='light'])) {
+      --_bg: var(--persona-chat-background-color, #111827);
+      --_fg: var(--persona-chat-text-color, #f3f4f6);
+      --_muted: var(--persona-chat-muted-color, #9ca3af);
+      --_surface: var(--persona-chat-surface-color, #1f2937);
+      --_border: var(--persona-chat-border-color, #374151);
+      --_accent: var(--persona-chat-accent-color, #818cf8);
+      --_on-accent: var(--persona-chat-on-accent-color, #111827);
+      --_error: var(--persona-chat-error-color, #fca5a5);
+    }
+  }
+  *,
+  *::before,
+  *::after {
+    box-sizing: border-box;
+  }
+  button {
+    font: inherit;
+    color: inherit;
+    cursor: pointer;
+  }
+  :focus-visible {
+    outline: 2px solid var(--_focus);
+    outline-offset: 2px;
+  }
+  .sr-only {
+    position: absolute;
+    inline-size: 1px;
+    block-size: 1px;
+    overflow: hidden;
+    clip-path: inset(50%);
+    white-space: nowrap;
+  }
+
+  /* Launcher mode */
+  .launcher {
+    position: fixed;
+    inset-block-end: var(--_offset);
+    inset-inline-end: var(--_offset);
+    z-index: var(--_z);
+    inline-size: var(--_launcher-size);
+    block-size: var(--_launcher-size);
+    border: none;
+    border-radius: 50%;
+    background: var(--_accent);
+    color: var(--_on-accent);
+    box-shadow: var(--_shadow);
+    display: grid;
+    place-items: center;
+    transition: transform 0.15s ease;
+  }
+  .launcher:hover {
+    transform: scale(1.05);
+  }
+  .launcher svg {
+    inline-size: 26px;
+    block-size: 26px;
+  }
+  :host([position='bottom-left']) .launcher,
+  :host([position='bottom-left']) .panel.floating {
+    inset-inline-end: auto;
+    inset-inline-start: var(--_offset);
+  }
+  .panel {
+    display: flex;
+    flex-direction: column;
+    background: var(--_bg);
+    color: var(--_fg);
+    overflow: hidden;
+  }
+  .panel.floating {
+    position: fixed;
+    inset-block-end: calc(var(--_offset) + var(--_launcher-size) + 12px);
+    inset-inline-end: var(--_offset);
+    z-index: var(--_z);
+    inline-size: min(var(--_width), calc(100vw - 2 * var(--_offset)));
+    block-size: min(var(--_height), calc(100vh - var(--_launcher-size) - 3 * var(--_offset)));
+    border-radius: var(--_radius);
+    box-shadow: var(--_shadow);
+    border: 1px solid var(--_border);
+    animation: rise 0.18s ease-out;
+  }
+  .panel.inline {
+    block-size: 100%;
+    min-block-size: 360px;
+    border: 1px solid var(--_border);
+    border-radius: var(--_radius);
+  }
+  .panel[hidden] {
+    display: none;
+  }
+  @keyframes rise {
+    from {
+      opacity: 0;
+      transform: translateY(8px);
+    }
+  }
+  @media (max-width: 480px) {
+    .panel.floating {
+      inset: 0;
+      inline-size: 100vw;
+      block-size: 100dvh;
+      border-radius: 0;
+    }
+  }
+  @media (prefers-reduced-motion: reduce) {
+    .panel.floating,
+    .launcher,
+    .typing span {
+      animation: none;
+      transition: none;
+    }
+  }
+
+  header {
+    display: flex;
+    align-items: center;
+    gap: 8px;
+    padding: 14px 16px;
+    border-block-end: 1px solid var(--_border);
+  }
+  header .titles {
+    flex: 1;
+    min-inline-size: 0;
+  }
+  header h2 {
+    margin: 0;
+    font-size: 1.05em;
+    font-weight: 600;
+  }
+  header p {
+    margin: 0;
+    color: var(--_muted);
+    font-size: 0.85em;
+  }
+  .icon-button {
+    border: none;
+    background: transparent;
+    border-radius: 8px;
+    padding: 6px;
+    display: grid;
+    place-items: center;
+    color: var(--_muted);
+  }
+  .icon-button:hover {
+    background: var(--_surface);
+    color: var(--_fg);
+  }
+  .icon-button svg {
+    inline-size: 20px;
+    block-size: 20px;
+  }
+
+  .messages {
+    flex: 1;
+    overflow-y: auto;
+    padding: 16px;
+    display: flex;
+    flex-direction: column;
+    gap: 12px;
+    overscroll-behavior: contain;
+  }
+  .item {
+    display: contents;
+  }
+  .message {
+    max-inline-size: 88%;
+    padding: 10px 14px;
+    border-radius: var(--_bubble-radius);
+    overflow-wrap: anywhere;
+  }
+  .message.user {
+    align-self: flex-end;
+    background: var(--_user-bg);
+    color: var(--_user-fg);
+    border-end-end-radius: 4px;
+    white-space: pre-wrap;
+  }
+  .message.assistant {
+    align-self: flex-start;
+    background: var(--_surface);
+    border-end-start-radius: 4px;
+  }
+  .message.queued {
+    opacity: 0.6;
+  }
+  .message > :first-child,
+  .markdown > :first-child {
+    margin-block-start: 0;
+  }
+  .markdown > :last-child {
+    margin-block-end: 0;
+  }
+  .markdown p,
+  .markdown ul,
+  .markdown ol,
+  .markdown blockquote,
+  .markdown .code,
+  .markdown .table {
+    margin-block: 0.5em;
+  }
+  .markdown h3,
+  .markdown h4,
+  .markdown h5,
+  .markdown h6 {
+    margin-block: 0.7em 0.3em;
+    font-size: 1em;
+  }
+  .markdown ul,
+  .markdown ol {
+    padding-inline-start: 1.3em;
+  }
+  .markdown blockquote {
+    margin-inline: 0;
+    padding-inline-start: 0.8em;
+    border-inline-start: 3px solid var(--_border);
+    color: var(--_muted);
+  }
+  .markdown a {
+    color: var(--_accent);
+  }
+  .markdown code {
+    font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+    font-size: 0.88em;
+    background: var(--_bg);
+    border-radius: 4px;
+    padding: 0.1em 0.3em;
+  }
+  .markdown .code {
+    position: relative;
+  }
+  .markdown pre {
+    margin: 0;
+    padding: 10px 12px;
+    background: var(--_bg);
+    border: 1px solid var(--_border);
+    border-radius: 8px;
+    overflow-x: auto;
+  }
+  .markdown pre code {
+    padding: 0;
+    background: none;
+  }
+  .markdown .copy {
+    position: absolute;
+    inset-block-start: 6px;
+    inset-inline-end: 6px;
+    font-size: 0.75em;
+    border: 1px solid var(--_border);
+    background: var(--_surface);
+    border-radius: 6px;
+    padding: 2px 8px;
+  }
+  .markdown .table {
+    overflow-x: auto;
+  }
+  .markdown table {
+    border-collapse: collapse;
+    font-size: 0.92em;
+  }
+  .markdown th,
+  .markdown td {
+    border: 1px solid var(--_border);
+    padding: 4px 8px;
+  }
+  .markdown .align-center {
+    text-align: center;
+  }
+  .markdown .align-right {
+    text-align: end;
+  }
+  .markdown sup.cite a {
+    display: inline-block;
+    min-inline-size: 1.4em;
+    padding: 0 0.3em;
+    margin-inline-start: 1px;
+    border-radius: 999px;
+    background: var(--_accent);
+    color: var(--_on-accent);
+    font-size: 0.72em;
+    line-height: 1.5;
+    text-align: center;
+    text-decoration: none;
+  }
+
+  .citations {
+    margin-block-start: 8px;
+    padding-block-start: 8px;
+    border-block-start: 1px solid var(--_border);
+    font-size: 0.88em;
+  }
+  .citations h4 {
+    margin: 0 0 4px;
+    font-size: 0.85em;
+    color: var(--_muted);
+    font-weight: 600;
+  }
+  .citations ol {
+    margin: 0;
+    padding-inline-start: 1.4em;
+  }
+  .citations li {
+    margin-block: 2px;
+  }
+  .citations li.highlight {
+    background: color-mix(in srgb, var(--_accent) 15%, transparent);
+    border-radius: 4px;
+  }
+  .citations summary {
+    cursor: pointer;
+  }
+  .citations summary a {
+    color: var(--_accent);
+  }
+  .citations blockquote {
+    margin: 4px 0;
+    padding-inline-start: 8px;
+    border-inline-start: 2px solid var(--_border);
+    color: var(--_muted);
+  }
+  .citations .relevance {
+    font-size: 0.85em;
+    color: var(--_muted);
+  }
+
+  .reply-actions {
+    display: flex;
+    align-items: center;
+    gap: 4px;
+    margin-block-start: 6px;
+  }
+  .reply-actions .icon-button svg {
+    inline-size: 16px;
+    block-size: 16px;
+  }
+  .reply-actions [aria-pressed='true'] {
+    color: var(--_accent);
+  }
+  .notice {
+    color: var(--_error);
+    font-size: 0.85em;
+    display: flex;
+    align-items: center;
+    gap: 8px;
+    margin-block-start: 6px;
+  }
+  .text-button {
+    border: 1px solid currentColor;
+    background: transparent;
+    border-radius: 999px;
+    padding: 2px 10px;
+    font-size: 0.9em;
+  }
+  .typing {
+    display: inline-flex;
+    gap: 4px;
+    padding-block: 4px;
+  }
+  .typing span {
+    inline-size: 7px;
+    block-size: 7px;
+    border-radius: 50%;
+    background: var(--_muted);
+    animation: blink 1.2s infinite ease-in-out;
+  }
+  .typing span:nth-child(2) {
+    animation-delay: 0.2s;
+  }
+  .typing span:nth-child(3) {
+    animation-delay: 0.4s;
+  }
+  @keyframes blink {
+    0%,
+    80%,
+    100% {
+      opacity: 0.3;
+    }
+    40% {
+      opacity: 1;
+    }
+  }
+
+  .error {
+    margin: 0 16px 8px;
+    padding: 8px 12px;
+    border-radius: 8px;
+    color: var(--_error);
+    background: color-mix(in srgb, var(--_error) 10%, transparent);
+    font-size: 0.9em;
+  }
+  .jump {
+    align-self: center;
+    position: sticky;
+    inset-block-end: 0;
+    border: 1px solid var(--_border);
+    background: var(--_bg);
+    border-radius: 999px;
+    padding: 4px 12px;
+    font-size: 0.85em;
+    box-shadow: 0 2px 8px rgb(0 0 0 / 0.12);
+  }
+
+  form {
+    display: flex;
+    align-items: flex-end;
+    gap: 8px;
+    padding: 12px;
+    border-block-start: 1px solid var(--_border);
+  }
+  textarea {
+    flex: 1;
+    resize: none;
+    font: inherit;
+    color: inherit;
+    background: var(--_surface);
+    border: 1px solid transparent;
+    border-radius: 12px;
+    padding: 9px 12px;
+    max-block-size: 8.5em;
+    field-sizing: content;
+    min-block-size: 2.6em;
+  }
+  textarea:focus-visible {
+    outline: none;
+    border-color: var(--_focus);
+  }
+  .send {
+    border: none;
+    border-radius: 12px;
+    background: var(--_accent);
+    color: var(--_on-accent);
+    block-size: 2.6em;
+    min-inline-size: 2.6em;
+    padding-inline: 12px;
+    font-weight: 600;
+  }
+  .send:disabled {
+    opacity: 0.5;
+    cursor: default;
+  }
+  .limit {
+    font-size: 0.78em;
+    color: var(--_muted);
+    padding: 0 14px 6px;
+    text-align: end;
+  }
+`;

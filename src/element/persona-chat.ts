@@ -1,0 +1,368 @@
+import { LitElement, html, nothing } from 'lit';
+import type { PropertyValues } from 'lit';
+import { property, query, state } from 'lit/decorators.js';
+import { ChatController } from './controller.js';
+import type { ReplyResult } from './controller.js';
+import type { PersonaChatError } from './errors.js';
+import {
+  PersonaChatCitationEvent,
+  PersonaChatCloseEvent,
+  PersonaChatConversationEvent,
+  PersonaChatErrorEvent,
+  PersonaChatFeedbackEvent,
+  PersonaChatMessageEvent,
+  PersonaChatOpenEvent,
+  PersonaChatReadyEvent,
+  PersonaChatSendEvent,
+} from './events.js';
+import { renderMessage } from './messages.js';
+import { styles } from './persona-chat.styles.js';
+import { Status, activeReply } from './state.js';
+import type { StorageKind } from './storage.js';
+import { resolveStrings } from './strings.js';
+import type { Strings } from './strings.js';
+
+const chatIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
+  <path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.4A8 8 0 1 1 21 12z" />
+</svg>`;
+const closeIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
+  <path d="M6 6l12 12M18 6L6 18" />
+</svg>`;
+const newIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
+  <path d="M12 5v14M5 12h14" />
+</svg>`;
+
+const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback: T, name: string): T => {
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  if (value) console.warn(`<persona-chat>: ${name}="${value}" is not one of ${allowed.join(', ')}; using ${fallback}.`);
+  return fallback;
+};
+
+/**
+ * An AI persona chat: replies stream in word by word as safe markdown with numbered citation footnotes.
+ *
+ * @summary A chat with an AI persona, through the persona-chat backend at `endpoint`.
+ *
+ * @fires persona-chat-ready - The element is set up.
+ * @fires persona-chat-open - The panel opened.
+ * @fires persona-chat-close - The panel closed.
+ * @fires persona-chat-send - Before a message is sent; cancelable, and `text` may be rewritten.
+ * @fires persona-chat-message - A reply finished, with its text and citations.
+ * @fires persona-chat-conversation - A conversation started or was restored.
+ * @fires persona-chat-error - Something failed; `code` and `retryable` say what.
+ * @fires persona-chat-citation - The visitor opened a source.
+ * @fires persona-chat-feedback - Thumbs up or down on a reply.
+ *
+ * @csspart launcher - The round button that opens the panel (launcher mode).
+ * @csspart panel - The chat panel.
+ * @csspart header - The panel's header.
+ * @csspart messages - The message list.
+ * @csspart message - Each message; also `user-message` or `assistant-message`.
+ * @csspart citations - The sources under a reply.
+ * @csspart composer - The form at the bottom.
+ * @csspart input - The message box.
+ * @csspart send-button - The send (or stop) button.
+ * @csspart error - An error notice.
+ *
+ * @cssprop [--persona-chat-accent-color=#4f46e5] - Launcher, user bubbles, links, buttons.
+ * @cssprop [--persona-chat-background-color=#ffffff] - The panel's background.
+ * @cssprop [--persona-chat-text-color=#1f2937] - Text.
+ * @cssprop [--persona-chat-font-family=system-ui] - Font.
+ * @cssprop [--persona-chat-radius=16px] - Panel corners.
+ * @cssprop [--persona-chat-panel-width=380px] - Panel width (launcher mode).
+ * @cssprop [--persona-chat-panel-height=600px] - Panel height (launcher mode).
+ * @cssprop [--persona-chat-z-index=2147483000] - Stacking of the launcher and panel.
+ */
+export class PersonaChat extends LitElement {
+  static override styles = styles;
+
+  /** The URL where the persona-chat backend is mounted, e.g. `/persona-chat`. Required. */
+  @property() endpoint = '';
+  /** Which of the backend's personas to talk to; the backend decides what is allowed. */
+  @property({ attribute: 'persona-id' }) personaId = '';
+  /** `launcher` (a round button opening a panel) or `inline` (fills its box). */
+  @property() mode: 'launcher' | 'inline' = 'launcher';
+  /** Whether the panel is open (always, in inline mode). */
+  @property({ type: Boolean, reflect: true }) open = false;
+  /** The panel's title. */
+  @property() heading = '';
+  /** A line under the title. */
+  @property() subheading = '';
+  /** The persona's first bubble in a new conversation; shown, never sent. */
+  @property() greeting = '';
+  /** The message box's placeholder. */
+  @property() placeholder = '';
+  /** `bottom-right` or `bottom-left`, for the launcher. */
+  @property({ reflect: true }) position: 'bottom-right' | 'bottom-left' = 'bottom-right';
+  /** `auto`, `light` or `dark`. */
+  @property({ reflect: true }) theme: 'auto' | 'light' | 'dark' = 'auto';
+  /** Where the conversation id is kept: `local`, `session` or `none`. */
+  @property() storage: StorageKind = 'local';
+  /** Page context sent when a conversation starts (flat string values). */
+  @property({ attribute: false }) metadata: Record<string, string> | undefined;
+  /** Overrides for any UI string. */
+  @property({ attribute: false }) strings: Partial<Strings> | undefined;
+  /** The transport to the backend; default `globalThis.fetch`. */
+  @property({ attribute: false }) fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
+
+  @state() private draft = '';
+  @state() private pinned = true;
+  @state() private errorMessage = '';
+  @query('textarea') private input?: HTMLTextAreaElement;
+  @query('.messages') private list?: HTMLElement;
+  @query('.launcher') private launcherButton?: HTMLButtonElement;
+
+  private readonly chat = new ChatController(this);
+  private announcement = '';
+  private readonly percent = new Intl.NumberFormat(undefined, { style: 'percent' });
+
+  constructor() {
+    super();
+    this.chat.onReply = reply => this.replied(reply);
+    this.chat.onError = error => this.failed(error);
+    this.chat.onConversation = (id, restored) => this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
+  }
+
+  private get text(): Strings {
+    const strings = resolveStrings(this.strings);
+    if (this.heading) strings.heading = this.heading;
+    if (this.placeholder) strings.placeholder = this.placeholder;
+    return strings;
+  }
+
+  private get inline() {
+    return oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode') === 'inline';
+  }
+
+  override connectedCallback() {
+    super.connectedCallback();
+    if (this.inline && this.endpoint) void this.chat.start();
+  }
+
+  protected override firstUpdated() {
+    oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
+    oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
+    oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');
+    this.dispatchEvent(new PersonaChatReadyEvent());
+  }
+
+  protected override updated(changed: PropertyValues<this>) {
+    if (changed.has('open') && changed.get('open') !== undefined) {
+      this.dispatchEvent(this.open ? new PersonaChatOpenEvent() : new PersonaChatCloseEvent());
+      if (this.open) {
+        void this.chat.start();
+        this.input?.focus();
+      }
+    }
+    if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  /** Opens the panel; resolves once `persona-chat-open` fired. */
+  async show() {
+    if (this.open) return;
+    this.open = true;
+    await this.updateComplete;
+  }
+
+  /** Closes the panel; resolves once `persona-chat-close` fired. */
+  async hide() {
+    if (!this.open) return;
+    this.open = false;
+    await this.updateComplete;
+    this.launcherButton?.focus();
+  }
+
+  /** Opens or closes the panel. */
+  toggle() {
+    return this.open ? this.hide() : this.show();
+  }
+
+  /** Sends a message; resolves with the reply once it is done, rejects with the error the event carries. */
+  async send(text: string): Promise<ReplyResult> {
+    const event = new PersonaChatSendEvent(text);
+    this.dispatchEvent(event);
+    if (event.defaultPrevented || !event.text.trim()) throw new DOMException('The message was not sent.', 'AbortError');
+    this.errorMessage = '';
+    return this.chat.send(event.text);
+  }
+
+  /** Stops the reply being written. */
+  stop() {
+    this.chat.stop();
+  }
+
+  /** Forgets the current conversation; the next message starts a new one. */
+  newConversation() {
+    this.chat.newConversation();
+    this.errorMessage = '';
+    this.requestUpdate();
+  }
+
+  private replied(reply: ReplyResult) {
+    this.announcement = reply.content;
+    this.dispatchEvent(new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations));
+  }
+
+  private failed(error: PersonaChatError) {
+    const t = this.text;
+    this.errorMessage =
+      {
+        network_error: t.errorNetwork,
+        rate_limited: t.errorRateLimited,
+        upstream_unavailable: t.errorBusy,
+        origin_not_allowed: t.errorSession,
+        config_error: t.errorConfig,
+        invalid_request: t.errorTooLong,
+      }[error.code as string] ?? t.errorGeneric;
+    if (this.chat.unsentText !== undefined) {
+      this.draft = this.chat.unsentText + (this.draft ? `\n${this.draft}` : '');
+      this.chat.unsentText = undefined;
+    }
+    this.dispatchEvent(new PersonaChatErrorEvent(error.code, error.retryable, error));
+  }
+
+  private submit(event?: Event) {
+    event?.preventDefault();
+    const text = this.draft.trim();
+    if (!text) return;
+    this.draft = '';
+    this.pinned = true;
+    this.send(text).catch(() => {});
+  }
+
+  private keydown(event: KeyboardEvent) {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) this.submit(event);
+    if (event.key === 'Escape' && !this.inline) void this.hide();
+  }
+
+  private clickInMessages(event: Event) {
+    const target = event.target as HTMLElement;
+    const cite = target.closest<HTMLElement>('a[data-cite]');
+    const copy = target.closest<HTMLElement>('[data-copy]');
+    const source = target.closest<HTMLElement>('[data-source-link]');
+    if (cite) {
+      event.preventDefault();
+      const item = cite.closest('.item')?.querySelector<HTMLElement>(`[data-source="${cite.dataset.cite}"]`);
+      if (item) {
+        item.querySelector('details')?.setAttribute('open', '');
+        item.scrollIntoView({ block: 'nearest' });
+        item.classList.add('highlight');
+        setTimeout(() => item.classList.remove('highlight'), 1500);
+      }
+    } else if (copy) {
+      const code = copy.parentElement?.querySelector('code')?.textContent ?? '';
+      void navigator.clipboard?.writeText(code).then(() => {
+        copy.textContent = this.text.copied;
+        setTimeout(() => (copy.textContent = this.text.copy), 1500);
+      });
+    }
+    if (cite || source) {
+      const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);
+      const key = (cite ?? source)!.closest<HTMLElement>('.item')?.dataset.key;
+      const citation = this.chat.state.items.find(item => item.key === key)?.citations[index];
+      const footnote = Number(cite ? cite.textContent : (source!.closest('li') as HTMLLIElement | null)?.value);
+      if (citation) this.dispatchEvent(new PersonaChatCitationEvent(citation, footnote || index + 1));
+    }
+  }
+
+  private scrolled() {
+    const list = this.list;
+    if (list) this.pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+  }
+
+  override render() {
+    const t = this.text;
+    const inline = this.inline;
+    const { state } = this.chat;
+    const replying = Boolean(activeReply(state));
+    const sending = state.items.some(item => item.status === 'sending' && item.role === 'user');
+    const panelOpen = inline || this.open;
+    const last = state.items.at(-1);
+    const remaining = 4000 - this.draft.length;
+    return html`
+      ${
+        inline
+          ? nothing
+          : html`<button
+              class="launcher"
+              part="launcher"
+              aria-label=${this.open ? t.close : t.open}
+              aria-expanded=${this.open ? 'true' : 'false'}
+              aria-controls="panel"
+              @click=${() => this.toggle()}
+            >
+              ${this.open ? closeIcon : chatIcon}
+            </button>`
+      }
+      <section
+        id="panel"
+        class="panel ${inline ? 'inline' : 'floating'}"
+        part="panel"
+        role=${inline ? 'region' : 'dialog'}
+        aria-label=${t.heading}
+        ?hidden=${!panelOpen}
+        @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && !inline && this.hide()}
+      >
+        <header part="header">
+          <div class="titles">
+            <h2>${t.heading}</h2>
+            ${this.subheading ? html`<p>${this.subheading}</p>` : nothing}
+          </div>
+          <button
+            type="button"
+            class="icon-button"
+            aria-label=${t.newConversation}
+            title=${t.newConversation}
+            @click=${() => this.newConversation()}
+          >
+            ${newIcon}
+          </button>
+          ${inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => this.hide()}>${closeIcon}</button>`}
+        </header>
+        <div
+          class="messages"
+          part="messages"
+          role="log"
+          aria-live="off"
+          @scroll=${this.scrolled}
+          @click=${this.clickInMessages}
+        >
+          ${this.greeting && !state.items.length ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
+          ${state.items.map(item => html`<div class="item" data-key=${item.key}>${renderMessage(this, item, t, { retry: () => void this.chat.retry()?.catch(() => {}), feedback: (i, v) => this.feedback(i, v) }, item === last, this.percent)}</div>`)}
+          ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
+        </div>
+        <div class="sr-only" aria-live="polite">${this.announcement}</div>
+        ${this.errorMessage || state.status === Status.error ? html`<div class="error" part="error" role="alert">${this.errorMessage || t.errorGeneric}</div>` : nothing}
+        <form part="composer" @submit=${this.submit}>
+          <textarea
+            part="input"
+            rows="1"
+            aria-label=${t.placeholder}
+            placeholder=${t.placeholder}
+            .value=${this.draft}
+            ?disabled=${sending}
+            @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}
+            @keydown=${this.keydown}
+          ></textarea>
+          ${
+            replying
+              ? html`<button type="button" class="send" part="send-button" @click=${() => this.stop()}>${t.stop}</button>`
+              : html`<button type="submit" class="send" part="send-button" ?disabled=${!this.draft.trim()}>${t.send}</button>`
+          }
+        </form>
+        ${remaining < 200 ? html`<div class="limit" aria-live="polite">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
+      </section>
+    `;
+  }
+
+  private feedback(item: Parameters<ChatController['feedback']>[0], value: 'up' | 'down') {
+    this.chat.feedback(item, value);
+    this.dispatchEvent(new PersonaChatFeedbackEvent(item.messageId, value));
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'persona-chat': PersonaChat;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * @module
+ * Every string the element shows, in one table. English is built in; a host changes any of them through the
+ * `strings` property (and the most common ones through attributes).
+ */
+export const en = {
+  heading: 'Chat',
+  subheading: '',
+  placeholder: 'Type a message…',
+  open: 'Open chat',
+  close: 'Close chat',
+  send: 'Send',
+  stop: 'Stop',
+  retry: 'Retry',
+  newConversation: 'New conversation',
+  typing: 'Typing…',
+  you: 'You',
+  assistant: 'Assistant',
+  sources: 'Sources',
+  source: (n: number) => `Source ${n}`,
+  copy: 'Copy',
+  copied: 'Copied',
+  incomplete: 'This reply is incomplete.',
+  newMessages: 'New messages',
+  charactersLeft: (n: number) => `${n} characters left`,
+  relevance: (percent: string) => `Relevance ${percent}`,
+  helpful: 'Helpful',
+  notHelpful: 'Not helpful',
+  errorGeneric: 'Something went wrong. Please try again.',
+  errorNetwork: 'The chat cannot be reached. Check your connection and try again.',
+  errorBusy: 'The assistant is busy. Please try again in a moment.',
+  errorRateLimited: 'You are sending messages too quickly. Please wait a moment.',
+  errorSession: 'The chat could not start here.',
+  errorTooLong: 'That message is too long.',
+  errorConfig: 'This chat is not set up correctly.',
+};
+
+export type Strings = typeof en;
+
+/** English with the host's overrides on top; unknown keys and wrong types are ignored. */
+export function resolveStrings(overrides: Partial<Strings> | undefined): Strings {
+  const out = { ...en } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(overrides ?? {})) {
+    if (key in en && typeof value === typeof (en as Record<string, unknown>)[key]) out[key] = value;
+  }
+  return out as Strings;
+}

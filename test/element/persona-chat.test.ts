@@ -1,0 +1,299 @@
+import { expect, fixture, html, oneEvent as oneCustomEvent, waitUntil } from '@open-wc/testing';
+import '../../src/element/define.js';
+import type { PersonaChat } from '../../src/element/persona-chat.js';
+
+// The backend is mounted at /persona-chat by web-test-runner.config.mjs, with the emulator behind it.
+const juniper = '3e913ded-bf6d-4591-85bb-a2d9be56efd6';
+const ada = 'd8357ade-fff8-4bd3-9194-fa5b172b45f8';
+
+/** The next event of that name, typed as the element's event class. */
+const oneEvent = <K extends keyof GlobalEventHandlersEventMap>(el: EventTarget, name: K) =>
+  oneCustomEvent(el, name) as unknown as Promise<GlobalEventHandlersEventMap[K]>;
+
+type Continue = { path: string; aborted: boolean };
+const continues = async (): Promise<Continue[]> => (await fetch('/test-support/continues')).json();
+const faults = (body: unknown) =>
+  fetch('/emulator/__emulator/faults', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+/** Hides the shadow-DOM queries of the tests. */
+class Harness {
+  constructor(readonly el: PersonaChat) {}
+  get root() {
+    return this.el.shadowRoot!;
+  }
+  get input() {
+    return this.root.querySelector('textarea')!;
+  }
+  get sendButton() {
+    return this.root.querySelector<HTMLButtonElement>('[part="send-button"]')!;
+  }
+  replies() {
+    return [...this.root.querySelectorAll<HTMLElement>('.message.assistant')];
+  }
+  lastReply() {
+    return this.replies().at(-1);
+  }
+  userMessages() {
+    return [...this.root.querySelectorAll<HTMLElement>('.message.user')].map(m => m.textContent);
+  }
+  async type(text: string) {
+    this.input.value = text;
+    this.input.dispatchEvent(new Event('input'));
+    await this.el.updateComplete;
+  }
+  async press(key: string, init: KeyboardEventInit = {}) {
+    this.input.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true, composed: true, ...init }));
+    await this.el.updateComplete;
+  }
+  /** Waits until the last reply is done (it has sources or actions) or shows an error notice. */
+  async settled() {
+    await waitUntil(
+      () => {
+        const reply = this.lastReply();
+        return reply && reply.getAttribute('aria-busy') === 'false';
+      },
+      'the reply did not finish',
+      { timeout: 12_000 },
+    );
+    await this.el.updateComplete;
+  }
+}
+
+async function chat(
+  attributes = html`<persona-chat
+    endpoint="/persona-chat"
+    mode="inline"
+    storage="session"
+    persona-id=${juniper}
+  ></persona-chat>`,
+) {
+  const el = await fixture<PersonaChat>(attributes);
+  return new Harness(el);
+}
+
+describe('<persona-chat>', () => {
+  beforeEach(async () => {
+    sessionStorage.clear();
+    localStorage.clear();
+    await fetch('/test-support/reset', { method: 'POST' });
+  });
+
+  it('sends the first message, creating a conversation, and streams a reply with footnotes and sources', async () => {
+    const h = await chat();
+    const conversation = oneEvent(h.el, 'persona-chat-conversation');
+    await h.type('How long does shipping take?');
+    await h.press('Enter');
+    expect(h.userMessages()).to.deep.equal(['How long does shipping take?']);
+    expect(h.input.value).to.equal('');
+    const started = await conversation;
+    expect(started.restored).to.equal(false);
+    const message = await oneEvent(h.el, 'persona-chat-message');
+    expect(message.content).to.match(/3 to 5 business days/);
+    expect(message.citations[0]!.documentId).to.equal('shipping');
+    await h.settled();
+    const reply = h.lastReply()!;
+    expect(reply.querySelector('strong')!.textContent).to.equal('Shipping:');
+    const footnote = reply.querySelector<HTMLAnchorElement>('sup.cite a')!;
+    expect(footnote.textContent).to.equal('1');
+    const source = reply.querySelector('[part="citations"] li')!;
+    expect(source.textContent).to.contain('Shipping');
+    expect(source.querySelector('a')!.getAttribute('href')).to.equal('https://shop.example.com/help/shipping');
+    const opened = oneEvent(h.el, 'persona-chat-citation');
+    footnote.click();
+    expect((await opened).citation.documentId).to.equal('shipping');
+    expect(source.querySelector('details')!.open).to.equal(true);
+    expect((await continues()).length).to.equal(1);
+  });
+
+  it('restores the conversation, messages and citations, after a reload', async () => {
+    const first = await chat();
+    await first.el.send('Do you rent tents?');
+    await first.settled();
+    first.el.remove();
+    const second = await chat();
+    const restored = await oneEvent(second.el, 'persona-chat-conversation');
+    expect(restored.restored).to.equal(true);
+    await waitUntil(() => second.replies().length === 1, 'restored');
+    expect(second.userMessages()).to.deep.equal(['Do you rent tents?']);
+    expect(second.lastReply()!.textContent).to.contain('Gear rentals');
+    expect(second.lastReply()!.querySelector('[part="citations"]')!.textContent).to.contain('Gear rentals');
+    expect((await continues()).length).to.equal(1, 'restoring sends nothing');
+  });
+
+  it('starts fresh when the stored conversation id is stale', async () => {
+    const h = await chat();
+    await h.el.send('Hello');
+    await h.settled();
+    const key = Object.keys(sessionStorage).find(k => k.endsWith(':conversation'))!;
+    h.el.remove();
+    sessionStorage.setItem(key, crypto.randomUUID());
+    const fresh = await chat();
+    await waitUntil(() => !fresh.el.shadowRoot!.querySelector('[aria-busy]') && fresh.el.updateComplete, 'ready');
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect(fresh.replies().length).to.equal(0);
+    expect(fresh.root.querySelector('[role="alert"]')).to.equal(null, 'no error shown');
+    expect(sessionStorage.getItem(key)).to.equal(null);
+    await fresh.el.send('Hello again');
+    await fresh.settled();
+    expect(fresh.userMessages()).to.deep.equal(['Hello again']);
+  });
+
+  it('stops a reply: the emulator sees the request end, and what arrived stays', async () => {
+    await faults({ chunkDelayMs: 100 });
+    const h = await chat();
+    void h.el.send('How do I return a tent?').catch(() => {});
+    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 10, 'some text streamed');
+    expect(h.sendButton.textContent).to.equal('Stop');
+    h.sendButton.click();
+    await waitUntil(async () => (await continues())[0]?.aborted, 'the upstream request ended', { timeout: 3000 });
+    await waitUntil(() => h.root.querySelector('[part="retry-button"]'), 'Retry is offered');
+    expect(h.lastReply()!.textContent!.length).to.be.greaterThan(10);
+    expect(h.sendButton.textContent).to.equal('Send');
+  });
+
+  it('shows a cut reply as incomplete with Retry, which sends once more with the same key', async () => {
+    await faults({ cut: { afterChunks: 5, count: 1 } });
+    const h = await chat();
+    const failed = oneEvent(h.el, 'persona-chat-error');
+    void h.el.send('What does membership cost?').catch(() => {});
+    const error = await failed;
+    expect(error.retryable).to.equal(true);
+    await h.el.updateComplete;
+    expect(h.lastReply()!.textContent).to.contain('This reply is incomplete.');
+    expect((await continues()).length).to.equal(1);
+    h.root.querySelector<HTMLButtonElement>('[part="retry-button"]')!.click();
+    await oneEvent(h.el, 'persona-chat-message');
+    await h.settled();
+    expect((await continues()).length).to.equal(2, 'one more upstream send, not two');
+    expect(h.lastReply()!.textContent).to.contain('Membership costs $30');
+    expect(h.replies().length).to.equal(1);
+  });
+
+  it('puts the text back in the composer when sending fails', async () => {
+    const h = await chat();
+    h.el.fetch = async () => {
+      throw new TypeError('Failed to fetch');
+    };
+    await h.type('Is this kept?');
+    await h.press('Enter');
+    const error = await oneEvent(h.el, 'persona-chat-error');
+    expect(error.code).to.equal('network_error');
+    await h.el.updateComplete;
+    expect(h.input.value).to.equal('Is this kept?');
+    expect(h.userMessages()).to.deep.equal([]);
+    expect(h.root.querySelector('[role="alert"]')!.textContent).to.contain('cannot be reached');
+  });
+
+  it('refreshes an expired token once and sends the message upstream once', async () => {
+    const h = await chat();
+    await h.el.send('Hello');
+    await h.settled();
+    // Stand-in for ten minutes passing: the next message goes out with an expired (validly signed) token.
+    const real = h.el.fetch;
+    let swapped = false;
+    h.el.fetch = async (input, init) => {
+      const url = String(input);
+      if (!swapped && url.endsWith('/messages')) {
+        swapped = true;
+        const token = String(new Headers(init!.headers).get('authorization')).slice(7);
+        const { token: expired } = await (
+          await fetch(`/test-support/expire?token=${token}`, { method: 'POST' })
+        ).json();
+        init = {
+          ...init,
+          headers: { ...(init!.headers as Record<string, string>), authorization: `Bearer ${expired}` },
+        };
+      }
+      return real(input, init);
+    };
+    await h.el.send('What are your store hours?');
+    await h.settled();
+    expect(swapped).to.equal(true);
+    expect(h.lastReply()!.textContent).to.contain('9 a.m. to 8 p.m.');
+    expect((await continues()).length).to.equal(2, 'one upstream send per message');
+  });
+
+  it('renders hostile reply text as text and runs nothing', async () => {
+    (window as { __xss?: number }).__xss = 0;
+    const h = await chat();
+    await h.el.send(
+      '<img src=x onerror="window.__xss=1"> <script>window.__xss=1</script> [x](javascript:window.__xss=1)',
+    );
+    await h.settled();
+    expect(h.root.querySelectorAll('script, img, iframe').length).to.equal(0);
+    expect((window as { __xss?: number }).__xss).to.equal(0);
+    expect(h.userMessages()[0]).to.contain('<script>');
+  });
+
+  it('keeps two instances independent', async () => {
+    const [a, b] = await Promise.all([
+      chat(
+        html`<persona-chat
+          endpoint="/persona-chat"
+          mode="inline"
+          storage="session"
+          persona-id=${juniper}
+        ></persona-chat>`,
+      ),
+      chat(
+        html`<persona-chat endpoint="/persona-chat" mode="inline" storage="session" persona-id=${ada}></persona-chat>`,
+      ),
+    ]);
+    await Promise.all([a.el.send('Do you rent tents?'), b.el.send('How do I theme the widget?')]);
+    await a.settled();
+    await b.settled();
+    expect(a.lastReply()!.textContent).to.contain('Gear rentals');
+    expect(b.lastReply()!.textContent).to.contain('Theming');
+    expect(a.userMessages()).to.deep.equal(['Do you rent tents?']);
+    expect(b.userMessages()).to.deep.equal(['How do I theme the widget?']);
+  });
+
+  describe('launcher', () => {
+    it('opens and closes by button and Escape, moving focus, and is accessible closed and open', async () => {
+      const el = await fixture<PersonaChat>(
+        html`<persona-chat endpoint="/persona-chat" heading="Trailhead help" storage="none"></persona-chat>`,
+      );
+      await expect(el).to.be.accessible();
+      const launcher = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="launcher"]')!;
+      expect(launcher.getAttribute('aria-expanded')).to.equal('false');
+      const opened = oneEvent(el, 'persona-chat-open');
+      launcher.click();
+      await opened;
+      await el.updateComplete;
+      expect(el.open).to.equal(true);
+      expect(el.hasAttribute('open')).to.equal(true);
+      const panel = el.shadowRoot!.querySelector('[part="panel"]')!;
+      expect(panel.getAttribute('role')).to.equal('dialog');
+      expect(panel.getAttribute('aria-label')).to.equal('Trailhead help');
+      expect(el.shadowRoot!.activeElement).to.equal(el.shadowRoot!.querySelector('textarea'));
+      await expect(el).to.be.accessible();
+      const closed = oneEvent(el, 'persona-chat-close');
+      el.shadowRoot!.querySelector('textarea')!.dispatchEvent(
+        new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }),
+      );
+      await closed;
+      await el.updateComplete;
+      expect(el.open).to.equal(false);
+      expect(el.shadowRoot!.activeElement).to.equal(launcher);
+    });
+  });
+
+  it('is accessible while streaming and after an error', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const h = await chat();
+    void h.el.send('How do I return a tent?').catch(() => {});
+    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 5, 'streaming');
+    await expect(h.el).to.be.accessible();
+    h.el.stop();
+    await faults({ chunkDelayMs: 0, status: { code: 500, count: 1, on: 'continue' } });
+    const failed = oneEvent(h.el, 'persona-chat-error');
+    void h.el.send('Again?').catch(() => {});
+    await failed;
+    await h.el.updateComplete;
+    await expect(h.el).to.be.accessible();
+  });
+});
