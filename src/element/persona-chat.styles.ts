@@ -36,6 +36,9 @@ export const styles = css`
   :host([hidden]) {
     display: none;
   }
+  :host([mode='inline']) {
+    block-size: 100%;
+  }
   :host([theme='dark']) {
     --_bg: var(--persona-chat-background-color, #111827);
     --_fg: var(--persona-chat-text-color, #f3f4f6);
