@@ -34,11 +34,13 @@ const upstream = async (input, init) => {
   const request = new Request(input, init);
   const path = new URL(request.url).pathname;
   if (/\/(chat|continue)[-\w]*$/.test(path)) {
-    const entry = { path, aborted: false, ended: false };
-    request.signal.addEventListener('abort', () => (entry.aborted = true));
+    // `aborted`: the backend gave up on the request before the emulator finished answering it.
+    const entry = { path, aborted: false, completed: false };
+    request.signal.addEventListener('abort', () => (entry.aborted ||= !entry.completed));
     continues.push(entry);
     const response = await emulator.fetch(request);
-    return response;
+    const body = response.body?.pipeThrough(new TransformStream({ flush: () => void (entry.completed = true) }));
+    return new Response(body, response);
   }
   return emulator.fetch(request);
 };
@@ -78,6 +80,19 @@ async function testSupport(ctx) {
       .setExpirationTime(now - 100)
       .sign(new TextEncoder().encode(tokenSecret));
     ctx.body = JSON.stringify({ token });
+  } else if (ctx.path === '/test-support/csp.html') {
+    // A host page with a strict policy: scripts from this origin only, no inline code, no eval, Trusted Types
+    // required with only Lit's policy allowed.
+    ctx.type = 'text/html';
+    ctx.set(
+      'Content-Security-Policy',
+      "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; " +
+        "object-src 'none'; base-uri 'none'; require-trusted-types-for 'script'; trusted-types lit-html",
+    );
+    ctx.body =
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Strict CSP host</title>' +
+      '<script type="module" src="/test/element/csp-page.ts"></script></head>' +
+      `<body><persona-chat endpoint="/persona-chat" mode="inline" storage="none" persona-id="${defaultPersonas[1].personaId}"></persona-chat></body></html>`;
   } else ctx.status = 404;
 }
 

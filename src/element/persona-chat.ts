@@ -81,7 +81,7 @@ export class PersonaChat extends LitElement {
   /** Which of the backend's personas to talk to; the backend decides what is allowed. */
   @property({ attribute: 'persona-id' }) personaId = '';
   /** `launcher` (a round button opening a panel) or `inline` (fills its box). */
-  @property() mode: 'launcher' | 'inline' = 'launcher';
+  @property({ reflect: true }) mode: 'launcher' | 'inline' = 'launcher';
   /** Whether the panel is open (always, in inline mode). */
   @property({ type: Boolean, reflect: true }) open = false;
   /** The panel's title. */
@@ -114,7 +114,26 @@ export class PersonaChat extends LitElement {
 
   private readonly chat = new ChatController(this);
   private announcement = '';
-  private readonly percent = new Intl.NumberFormat(undefined, { style: 'percent' });
+  #percent: { locale: string; format: Intl.NumberFormat } | undefined;
+
+  /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's. */
+  private get locale() {
+    return this.closest('[lang]')?.getAttribute('lang') || document.documentElement.lang || navigator.language;
+  }
+
+  private get percent() {
+    const locale = this.locale;
+    if (this.#percent?.locale !== locale) {
+      let format: Intl.NumberFormat;
+      try {
+        format = new Intl.NumberFormat(locale, { style: 'percent' });
+      } catch {
+        format = new Intl.NumberFormat(undefined, { style: 'percent' });
+      }
+      this.#percent = { locale, format };
+    }
+    return this.#percent.format;
+  }
 
   constructor() {
     super();
@@ -340,7 +359,8 @@ export class PersonaChat extends LitElement {
             aria-label=${t.placeholder}
             placeholder=${t.placeholder}
             .value=${this.draft}
-            ?disabled=${sending}
+            ?readonly=${sending}
+            aria-busy=${sending ? 'true' : 'false'}
             @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}
             @keydown=${this.keydown}
           ></textarea>

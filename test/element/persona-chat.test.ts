@@ -1,4 +1,5 @@
 import { expect, fixture, html, oneEvent as oneCustomEvent, waitUntil } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
 import '../../src/element/define.js';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 
@@ -132,11 +133,10 @@ describe('<persona-chat>', () => {
     h.el.remove();
     sessionStorage.setItem(key, crypto.randomUUID());
     const fresh = await chat();
-    await waitUntil(() => !fresh.el.shadowRoot!.querySelector('[aria-busy]') && fresh.el.updateComplete, 'ready');
-    await new Promise(resolve => setTimeout(resolve, 300));
+    await waitUntil(() => sessionStorage.getItem(key) === null, 'the stale id is forgotten', { timeout: 5000 });
+    await fresh.el.updateComplete;
     expect(fresh.replies().length).to.equal(0);
     expect(fresh.root.querySelector('[role="alert"]')).to.equal(null, 'no error shown');
-    expect(sessionStorage.getItem(key)).to.equal(null);
     await fresh.el.send('Hello again');
     await fresh.settled();
     expect(fresh.userMessages()).to.deep.equal(['Hello again']);
@@ -217,6 +217,59 @@ describe('<persona-chat>', () => {
     expect((await continues()).length).to.equal(2, 'one upstream send per message');
   });
 
+  it('keeps streaming when the tab is hidden and shown, sending the message upstream once', async () => {
+    await faults({ chunkDelayMs: 40 });
+    const h = await chat();
+    const reply = h.el.send('How do I return a tent?');
+    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 10, 'streaming');
+    const hidden = Object.getOwnPropertyDescriptor(Document.prototype, 'hidden')!;
+    try {
+      for (const value of [true, false, true, false]) {
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => value });
+        document.dispatchEvent(new Event('visibilitychange'));
+        await new Promise(resolve => setTimeout(resolve, 50));
+      }
+    } finally {
+      Object.defineProperty(document, 'hidden', hidden);
+      delete (document as { hidden?: boolean }).hidden;
+    }
+    await reply;
+    expect((await continues()).length).to.equal(1);
+    expect((await continues())[0]!.aborted).to.equal(false);
+  });
+
+  it('works with the keyboard alone', async () => {
+    const el = await fixture<PersonaChat>(
+      html`<persona-chat endpoint="/persona-chat" storage="none" persona-id=${juniper}></persona-chat>`,
+    );
+    const launcher = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="launcher"]')!;
+    launcher.focus();
+    const opened = oneEvent(el, 'persona-chat-open');
+    await sendKeys({ press: 'Enter' });
+    await opened;
+    await el.updateComplete;
+    expect(el.shadowRoot!.activeElement?.tagName).to.equal('TEXTAREA');
+    await sendKeys({ type: 'Do you rent tents?' });
+    await sendKeys({ down: 'Shift' });
+    await sendKeys({ press: 'Enter' });
+    await sendKeys({ up: 'Shift' });
+    await sendKeys({ type: 'And bear canisters?' });
+    const textarea = el.shadowRoot!.querySelector('textarea')!;
+    expect(textarea.value).to.equal('Do you rent tents?\nAnd bear canisters?');
+    await sendKeys({ press: 'Enter' });
+    await waitUntil(() => el.shadowRoot!.querySelector('.message.user'), 'sent with Enter');
+    expect(el.shadowRoot!.querySelector('.message.user')!.textContent).to.equal(
+      'Do you rent tents?\nAnd bear canisters?',
+    );
+    expect(textarea.value).to.equal('');
+    expect(el.shadowRoot!.activeElement, 'focus stays in the composer while sending').to.equal(textarea);
+    const closed = oneEvent(el, 'persona-chat-close');
+    await sendKeys({ press: 'Escape' });
+    await closed;
+    await el.updateComplete;
+    expect(el.shadowRoot!.activeElement).to.equal(launcher);
+  });
+
   it('renders hostile reply text as text and runs nothing', async () => {
     (window as { __xss?: number }).__xss = 0;
     const h = await chat();
@@ -295,5 +348,30 @@ describe('<persona-chat>', () => {
     await failed;
     await h.el.updateComplete;
     await expect(h.el).to.be.accessible();
+  });
+});
+
+describe('<persona-chat> on a strict-CSP page', () => {
+  it('chats with no CSP or Trusted Types violation', async () => {
+    const frame = document.createElement('iframe');
+    frame.src = '/test-support/csp.html';
+    document.body.append(frame);
+    try {
+      await waitUntil(() => (frame.contentWindow as { chatOutcome?: unknown } | null)?.chatOutcome, 'the page ran', {
+        timeout: 10_000,
+      });
+      const win = frame.contentWindow as unknown as {
+        chatOutcome: Promise<Record<string, unknown>>;
+        violations: string[];
+      };
+      const outcome = await win.chatOutcome;
+      expect(outcome.content).to.match(/3 to 5 business days/);
+      expect(outcome.footnotes).to.equal(1);
+      expect(outcome.sources).to.equal(1);
+      expect(outcome.styled).to.equal('12px', 'the constructable stylesheet applied');
+      expect(win.violations).to.deep.equal([]);
+    } finally {
+      frame.remove();
+    }
   });
 });
