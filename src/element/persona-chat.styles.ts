@@ -6,16 +6,17 @@ import { css } from 'lit';
  */
 export const styles = css`
   :host {
-    --_accent: var(--persona-chat-accent-color, #4f46e5);
-    --_on-accent: var(--persona-chat-on-accent-color, #ffffff);
-    --_bg: var(--persona-chat-background-color, #ffffff);
-    --_fg: var(--persona-chat-text-color, #1f2937);
-    --_muted: var(--persona-chat-muted-color, #6b7280);
-    --_surface: var(--persona-chat-surface-color, #f3f4f6);
-    --_border: var(--persona-chat-border-color, #e5e7eb);
+    color-scheme: light dark;
+    --_accent: var(--persona-chat-accent-color, light-dark(#4f46e5, #818cf8));
+    --_on-accent: var(--persona-chat-on-accent-color, light-dark(#ffffff, #111827));
+    --_bg: var(--persona-chat-background-color, light-dark(#ffffff, #111827));
+    --_fg: var(--persona-chat-text-color, light-dark(#1f2937, #f3f4f6));
+    --_muted: var(--persona-chat-muted-color, light-dark(#6b7280, #9ca3af));
+    --_surface: var(--persona-chat-surface-color, light-dark(#f3f4f6, #1f2937));
+    --_border: var(--persona-chat-border-color, light-dark(#e5e7eb, #374151));
     --_user-bg: var(--persona-chat-user-bubble-color, var(--_accent));
     --_user-fg: var(--persona-chat-user-text-color, var(--_on-accent));
-    --_error: var(--persona-chat-error-color, #b91c1c);
+    --_error: var(--persona-chat-error-color, light-dark(#b91c1c, #fca5a5));
     --_font: var(--persona-chat-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
     --_font-size: var(--persona-chat-font-size, 15px);
     --_radius: var(--persona-chat-radius, 16px);
@@ -33,33 +34,18 @@ export const styles = css`
     line-height: 1.5;
     color: var(--_fg);
   }
+  /* theme="auto" follows the visitor's system setting through color-scheme and light-dark(). */
+  :host([theme='light']) {
+    color-scheme: light;
+  }
+  :host([theme='dark']) {
+    color-scheme: dark;
+  }
   :host([hidden]) {
     display: none;
   }
   :host([mode='inline']) {
     block-size: 100%;
-  }
-  :host([theme='dark']) {
-    --_bg: var(--persona-chat-background-color, #111827);
-    --_fg: var(--persona-chat-text-color, #f3f4f6);
-    --_muted: var(--persona-chat-muted-color, #9ca3af);
-    --_surface: var(--persona-chat-surface-color, #1f2937);
-    --_border: var(--persona-chat-border-color, #374151);
-    --_accent: var(--persona-chat-accent-color, #818cf8);
-    --_on-accent: var(--persona-chat-on-accent-color, #111827);
-    --_error: var(--persona-chat-error-color, #fca5a5);
-  }
-  @media (prefers-color-scheme: dark) {
-    :host(:not([theme='light'])) {
-      --_bg: var(--persona-chat-background-color, #111827);
-      --_fg: var(--persona-chat-text-color, #f3f4f6);
-      --_muted: var(--persona-chat-muted-color, #9ca3af);
-      --_surface: var(--persona-chat-surface-color, #1f2937);
-      --_border: var(--persona-chat-border-color, #374151);
-      --_accent: var(--persona-chat-accent-color, #818cf8);
-      --_on-accent: var(--persona-chat-on-accent-color, #111827);
-      --_error: var(--persona-chat-error-color, #fca5a5);
-    }
   }
   *,
   *::before,

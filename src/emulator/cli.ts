@@ -4,6 +4,7 @@
  * `persona-chat-emulator`: runs the Conversation Service emulator from the command line.
  */
 import { parseArgs } from 'node:util';
+import { fail as failWith, stopOnSignals } from '../cli-support.js';
 import { readPersonasFile, startEmulator } from './node.js';
 import type { StartEmulatorOptions } from './node.js';
 
@@ -35,8 +36,7 @@ then HTTP/2), and one line per persona, "persona <personaId> <name>".
 Faults: POST /__emulator/faults (see the README). Stop with Ctrl+C.`;
 
 function fail(message: string): never {
-  process.stderr.write(`persona-chat-emulator: ${message}\n`);
-  process.exit(2);
+  return failWith('persona-chat-emulator', message);
 }
 
 function portOf(flag: string, value: string | undefined, fallback: number): number {
@@ -112,12 +112,7 @@ async function main() {
   for (const persona of running.emulator.personas)
     process.stdout.write(`persona ${persona.personaId} ${persona.name}\n`);
 
-  const stop = () => {
-    running.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  stopOnSignals(() => running.close());
 }
 
 await main();

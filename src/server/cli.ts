@@ -6,6 +6,7 @@
  * and the token secret should be given in production. Flags win over the environment.
  */
 import { parseArgs } from 'node:util';
+import { fail as failWith, stopOnSignals } from '../cli-support.js';
 import { createBackend } from './app.js';
 import type { BackendConfig } from './config.js';
 import { serveBackend } from './node.js';
@@ -62,8 +63,7 @@ const flags = {
 type Flag = Exclude<keyof typeof flags, 'help'>;
 
 function fail(message: string): never {
-  process.stderr.write(`persona-chat-server: ${message}\n`);
-  process.exit(2);
+  return failWith('persona-chat-server', message);
 }
 
 async function main() {
@@ -130,12 +130,7 @@ async function main() {
     fail(`could not start: ${(error as Error).message}`);
   }
   process.stdout.write(`listening on ${running.url}\n`);
-  const stop = () => {
-    running.close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  stopOnSignals(() => running.close());
 }
 
 await main();
