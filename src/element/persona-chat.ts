@@ -205,16 +205,18 @@ export class PersonaChat extends LitElement {
     return this.chat.send(event.text);
   }
 
-  /** Stops the reply being written. */
-  stop() {
+  /** Stops the reply being written; resolves once the stopped reply's `persona-chat-message` fired. */
+  async stop() {
     this.chat.stop();
+    await this.updateComplete;
   }
 
-  /** Forgets the current conversation; the next message starts a new one. */
-  newConversation() {
+  /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
+  async newConversation() {
     this.chat.newConversation();
     this.errorMessage = '';
     this.requestUpdate();
+    await this.updateComplete;
   }
 
   private replied(reply: ReplyResult) {
@@ -351,6 +353,11 @@ export class PersonaChat extends LitElement {
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>
         <div class="sr-only" aria-live="polite">${this.announcement}</div>
+        ${
+          !this.endpoint && !this.errorMessage
+            ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>`
+            : nothing
+        }
         ${this.errorMessage || state.status === Status.error ? html`<div class="error" part="error" role="alert">${this.errorMessage || t.errorGeneric}</div>` : nothing}
         <form part="composer" @submit=${this.submit}>
           <textarea

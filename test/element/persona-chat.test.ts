@@ -305,6 +305,87 @@ describe('<persona-chat>', () => {
     expect(b.userMessages()).to.deep.equal(['How do I theme the widget?']);
   });
 
+  it('lets the host veto or rewrite a message, and sends its metadata when the conversation starts', async () => {
+    const h = await chat();
+    h.el.metadata = { page: '/tents', campaign: 'autumn' };
+    h.el.addEventListener('persona-chat-send', event => {
+      if (event.text.includes('secret')) event.preventDefault();
+      else event.text = event.text.replace('tent', 'tent?');
+    });
+    let vetoed: unknown;
+    await h.el.send('my secret').catch(error => (vetoed = error));
+    expect((vetoed as Error).name).to.equal('AbortError');
+    expect(h.userMessages()).to.deep.equal([]);
+    const conversation = oneEvent(h.el, 'persona-chat-conversation');
+    await h.el.send('Can I rent a tent');
+    const { conversationId } = await conversation;
+    expect(h.userMessages()).to.deep.equal(['Can I rent a tent?']);
+    const stored = await (
+      await fetch(`/emulator/conversations/${conversationId}`, { headers: { 'x-svc-api-key': 'browser-test-key' } })
+    ).json();
+    expect(stored.metadata).to.deep.equal({ client: { page: '/tents', campaign: 'autumn' } });
+  });
+
+  it('queues a message sent while a reply streams, and sends it when the reply is done', async () => {
+    await faults({ chunkDelayMs: 20 });
+    const h = await chat();
+    const first = h.el.send('How do I return a tent?');
+    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 5, 'streaming');
+    const second = h.el.send('What does membership cost?');
+    await h.el.updateComplete;
+    await waitUntil(() => h.root.querySelector('.message.user.queued'), 'queued');
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.content).to.contain('Returns');
+    expect(b.content).to.contain('Membership');
+    expect(h.userMessages()).to.deep.equal(['How do I return a tent?', 'What does membership cost?']);
+  });
+
+  it('follows the conversation another tab switched to', async () => {
+    const other = await chat();
+    const { conversationId } = await new Promise<{ conversationId: string }>(resolve => {
+      other.el.addEventListener('persona-chat-conversation', e => resolve(e), { once: true });
+      void other.el.send('Do you rent tents?');
+    });
+    await other.settled();
+    const h = await chat(
+      html`<persona-chat endpoint="/persona-chat" mode="inline" persona-id=${juniper}></persona-chat>`,
+    );
+    await h.el.send('How long does shipping take?');
+    await h.settled();
+    const key = Object.keys(localStorage).find(k => k.endsWith(':conversation'))!;
+    // What the browser does in this tab when another tab of the site writes the key.
+    const restored = oneEvent(h.el, 'persona-chat-conversation');
+    window.dispatchEvent(new StorageEvent('storage', { key, newValue: conversationId, storageArea: localStorage }));
+    expect((await restored).conversationId).to.equal(conversationId);
+    await waitUntil(() => h.userMessages()[0] === 'Do you rent tents?', 'switched');
+  });
+
+  it('keeps working in memory when storage throws', async () => {
+    const descriptor = Object.getOwnPropertyDescriptor(window, 'localStorage')!;
+    Object.defineProperty(window, 'localStorage', {
+      configurable: true,
+      get() {
+        throw new DOMException('The operation is insecure.', 'SecurityError');
+      },
+    });
+    try {
+      const h = await chat(
+        html`<persona-chat endpoint="/persona-chat" mode="inline" persona-id=${juniper}></persona-chat>`,
+      );
+      await h.el.send('Do you rent tents?');
+      await h.settled();
+      expect(h.lastReply()!.textContent).to.contain('Gear rentals');
+    } finally {
+      Object.defineProperty(window, 'localStorage', descriptor);
+    }
+  });
+
+  it('shows the error state without an endpoint', async () => {
+    const el = await fixture<PersonaChat>(html`<persona-chat mode="inline"></persona-chat>`);
+    expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.contain('not set up correctly');
+    await expect(el).to.be.accessible();
+  });
+
   describe('launcher', () => {
     it('opens and closes by button and Escape, moving focus, and is accessible closed and open', async () => {
       const el = await fixture<PersonaChat>(
