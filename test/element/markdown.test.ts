@@ -12,6 +12,7 @@ function dom(parts: unknown): string {
 }
 
 const tricky = [
+  'Here are the options:\n- one\n- two\n1. three\n2. four\n* five\nText right after.\n# Heading\nPara\n===\n| a | b |\n|--|--|\n| 1 | 2 |\nafter table\n> quote\nlazy\n```\ncode\n```\n- [ ] task\n  continued\n\n2) paren\n3) list\npara\n    not code\n\n    code\n',
   'Intro paragraph [1].\n\n- one\n- two [2]\n\n2. second\n3. third\n\n```js\nconst x = "[3]";\n```\n\nAfter the code [doc3].\n',
   '# Title\n\nSome **bold** and *em* and `code [1]` and ~~gone~~.\n\n> quote\n> more [2]\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n| [1] | x |\n\nEnd.',
   'para\n#x\n\n1. a\n\n2. b\n\n   nested para\n\n- [ ] task\n- [x] done\n\n***\n\nsetext\n===\n\n    indented code\n\nlast',
@@ -45,7 +46,7 @@ describe('markdown', () => {
     (window as { __xss?: number }).__xss = 0;
     const host = document.createElement('div');
     document.body.append(host);
-    render(renderMarkdown(tricky[4]! + '\n\n' + tricky[3]!, labels).parts, host);
+    render(renderMarkdown(tricky[5]! + '\n\n' + tricky[4]!, labels).parts, host);
     await new Promise(resolve => setTimeout(resolve, 100));
     for (const el of host.querySelectorAll('*')) {
       el.dispatchEvent(new Event('mouseover'));

@@ -1,0 +1,138 @@
+// `npm run bench`: measures in real Chromium, prints a table and writes it to test-results/bench.md.
+//
+// - markdown: a 40 KB reply in 2,000 deltas (one every 4 ms), rendered at most once per frame, with the renderer's
+//   tail settling (incremental) and without it (full re-lex of the whole reply every frame); script time of the
+//   renders, tasks over 50 ms, and whether the final DOM equals a one-shot render.
+// - size: the gzip size of the script-tag file and where its bytes come from.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import { chromiumFlags, findChromium } from '../support/chromium.mjs';
+
+const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function markdown() {
+  const bundle = await build({
+    entryPoints: ['test/bench/markdown-page.ts'],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    write: false,
+    conditions: ['production'],
+    tsconfig: 'tsconfig.json',
+  });
+  const script = bundle.outputFiles[0]!.text;
+  const server = createServer((req, res) => {
+    if (req.url === '/bench.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><script type="module" src="/bench.js"></script>');
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const rows: Record<string, unknown>[] = [];
+  try {
+    for (const mode of ['incremental', 'full']) {
+      const results = [];
+      for (let i = 0; i < repeats; i++) {
+        const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumFlags, headless: true });
+        try {
+          const page = await browser.newPage();
+          await page.goto(url);
+          await page.waitForFunction(() => 'runBench' in window);
+          results.push(
+            await page.evaluate(
+              m =>
+                (window as unknown as { runBench: (m: string) => Promise<Record<string, number | boolean>> }).runBench(
+                  m,
+                ),
+              mode,
+            ),
+          );
+        } finally {
+          await browser.close();
+        }
+      }
+      rows.push({
+        mode,
+        renders: median(results.map(r => r.renders as number)),
+        'script ms': median(results.map(r => r.scriptMs as number)),
+        'of which lexing and templates ms': median(results.map(r => r.viewMs as number)),
+        'tasks > 50 ms': median(results.map(r => r.tasksOver50 as number)),
+        'final = one-shot': results.every(r => r.finalEqualsOneShot) ? 'yes' : 'no',
+      });
+    }
+  } finally {
+    server.close();
+  }
+  return rows;
+}
+
+async function size() {
+  const rows: Record<string, unknown>[] = [];
+  const file = await readFile('dist/persona-chat.js').catch(() => undefined);
+  if (file)
+    rows.push({
+      part: 'dist/persona-chat.js (whole)',
+      'min KB': (file.length / 1024).toFixed(1),
+      'gzip KB': (gzipSync(file, { level: 9 }).length / 1024).toFixed(1),
+    });
+  const result = await build({
+    entryPoints: ['src/element/define.ts'],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    write: false,
+    metafile: true,
+    conditions: ['production'],
+  });
+  const inputs = Object.values(result.metafile.outputs)[0]!.inputs;
+  const byPart = new Map<string, string[]>();
+  for (const [path, { bytesInOutput }] of Object.entries(inputs)) {
+    if (!bytesInOutput) continue;
+    const parts = path.split('/');
+    const name = path.startsWith('node_modules/')
+      ? parts[1]!.startsWith('@')
+        ? `${parts[1]}/${parts[2]}`
+        : parts[1]!
+      : 'persona-chat (src)';
+    byPart.set(name, [...(byPart.get(name) ?? []), path]);
+  }
+  const total = Object.values(inputs).reduce((n, i) => n + i.bytesInOutput, 0);
+  const sized = [...byPart].map(
+    ([name, paths]) => [name, paths.reduce((n, p) => n + inputs[p]!.bytesInOutput, 0)] as const,
+  );
+  for (const [name, bytes] of sized.sort((a, b) => b[1] - a[1])) {
+    rows.push({ part: name, 'min KB': (bytes / 1024).toFixed(1), share: `${Math.round((100 * bytes) / total)}%` });
+  }
+  return rows;
+}
+
+function table(rows: Record<string, unknown>[]): string {
+  const keys = [...new Set(rows.flatMap(Object.keys))];
+  return [
+    `| ${keys.join(' | ')} |`,
+    `| ${keys.map(() => '---').join(' | ')} |`,
+    ...rows.map(r => `| ${keys.map(k => r[k] ?? '').join(' | ')} |`),
+  ].join('\n');
+}
+
+const report = [
+  `# persona-chat benchmarks (${new Date().toISOString().slice(0, 10)}, median of ${repeats})`,
+  '',
+  '## Streaming markdown: 40 KB reply, 2,000 deltas, one every 4 ms, at most one render per frame',
+  '',
+  table(await markdown()),
+  '',
+  '## Size of the script-tag file',
+  '',
+  table(await size()),
+  '',
+].join('\n');
+await mkdir('test-results', { recursive: true });
+await writeFile('test-results/bench.md', report);
+console.log(report);
