@@ -59,19 +59,35 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @csspart messages - The message list.
  * @csspart message - Each message; also `user-message` or `assistant-message`.
  * @csspart citations - The sources under a reply.
+ * @csspart code-block - A code block in a reply.
+ * @csspart copy-button - A code block's copy button.
+ * @csspart retry-button - Retry on a failed or stopped reply.
  * @csspart composer - The form at the bottom.
  * @csspart input - The message box.
  * @csspart send-button - The send (or stop) button.
  * @csspart error - An error notice.
  *
  * @cssprop [--persona-chat-accent-color=#4f46e5] - Launcher, user bubbles, links, buttons.
+ * @cssprop [--persona-chat-on-accent-color=#ffffff] - Text on the accent colour.
  * @cssprop [--persona-chat-background-color=#ffffff] - The panel's background.
  * @cssprop [--persona-chat-text-color=#1f2937] - Text.
+ * @cssprop [--persona-chat-muted-color=#6b7280] - Secondary text.
+ * @cssprop [--persona-chat-surface-color=#f3f4f6] - Reply bubbles and the message box.
+ * @cssprop [--persona-chat-border-color=#e5e7eb] - Borders.
+ * @cssprop [--persona-chat-user-bubble-color=var(--persona-chat-accent-color)] - The visitor's bubbles.
+ * @cssprop [--persona-chat-user-text-color=var(--persona-chat-on-accent-color)] - Text in the visitor's bubbles.
+ * @cssprop [--persona-chat-error-color=#b91c1c] - Error notices.
  * @cssprop [--persona-chat-font-family=system-ui] - Font.
+ * @cssprop [--persona-chat-font-size=15px] - Base font size.
  * @cssprop [--persona-chat-radius=16px] - Panel corners.
+ * @cssprop [--persona-chat-bubble-radius=14px] - Message bubble corners.
  * @cssprop [--persona-chat-panel-width=380px] - Panel width (launcher mode).
  * @cssprop [--persona-chat-panel-height=600px] - Panel height (launcher mode).
+ * @cssprop [--persona-chat-offset=20px] - Distance of the launcher and panel from the viewport's edges.
+ * @cssprop [--persona-chat-launcher-size=56px] - The launcher's diameter.
  * @cssprop [--persona-chat-z-index=2147483000] - Stacking of the launcher and panel.
+ * @cssprop [--persona-chat-shadow=0 12px 40px rgb(0 0 0 / 0.18)] - The floating panel's and launcher's shadow.
+ * @cssprop [--persona-chat-focus-ring-color=var(--persona-chat-accent-color)] - Focus rings.
  */
 export class PersonaChat extends LitElement {
   static override styles = styles;

@@ -107,6 +107,11 @@ describe('<persona-chat>', () => {
     footnote.click();
     expect((await opened).citation.documentId).to.equal('shipping');
     expect(source.querySelector('details')!.open).to.equal(true);
+    const feedback = oneEvent(h.el, 'persona-chat-feedback');
+    reply.querySelector<HTMLButtonElement>('[aria-label="Helpful"]')!.click();
+    const rated = await feedback;
+    expect(rated.value).to.equal('up');
+    expect(rated.messageId).to.equal(message.messageId);
     expect((await continues()).length).to.equal(1);
   });
 
