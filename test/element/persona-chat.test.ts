@@ -275,16 +275,58 @@ describe('<persona-chat>', () => {
     expect(el.shadowRoot!.activeElement).to.equal(launcher);
   });
 
-  it('renders hostile reply text as text and runs nothing', async () => {
+  it('renders a reply full of hostile markdown and HTML as text, and runs nothing', async () => {
     (window as { __xss?: number }).__xss = 0;
-    const h = await chat();
-    await h.el.send(
-      '<img src=x onerror="window.__xss=1"> <script>window.__xss=1</script> [x](javascript:window.__xss=1)',
+    const mallory = '0b9c7c0e-5f7a-4c55-8a0e-6d1f3b2a9c41';
+    const h = await chat(
+      html`<persona-chat endpoint="/persona-chat" mode="inline" storage="none" persona-id=${mallory}></persona-chat>`,
     );
+    const reply = await h.el.send('hostile reply test');
     await h.settled();
-    expect(h.root.querySelectorAll('script, img, iframe').length).to.equal(0);
+    expect(reply.content).to.contain('<script>');
+    const root = h.root;
+    for (const el of root.querySelectorAll('*')) {
+      el.dispatchEvent(new Event('mouseover'));
+      el.dispatchEvent(new Event('toggle'));
+    }
+    await new Promise(resolve => setTimeout(resolve, 200));
     expect((window as { __xss?: number }).__xss).to.equal(0);
-    expect(h.userMessages()[0]).to.contain('<script>');
+    expect(
+      root.querySelectorAll('.markdown script, .markdown img, .markdown iframe, .markdown details, .markdown b').length,
+    ).to.equal(0);
+    for (const el of root.querySelectorAll('.message *')) {
+      for (const attr of el.attributes) {
+        expect(attr.name.startsWith('on'), `${el.tagName} ${attr.name}`).to.equal(false);
+        expect(attr.value).not.to.match(/^\s*(javascript|vbscript|data):/i);
+      }
+    }
+    expect(h.lastReply()!.querySelector('.markdown')!.textContent).to.contain('<script>window.__xss=1</script>');
+    expect(root.querySelector('a.image')!.getAttribute('href')).to.equal('https://tracker.example/p.png?leak=secret');
+    expect(
+      h.lastReply()!.querySelector('[part="citations"] summary a'),
+      'a javascript: source URL is not a link',
+    ).to.equal(null);
+  });
+
+  it('stays pinned to the newest text, unless the reader scrolled up: then it offers the new messages', async () => {
+    await faults({ chunkDelayMs: 30 });
+    const box = await fixture<HTMLDivElement>(
+      html`<div style="height: 360px"><persona-chat endpoint="/persona-chat" mode="inline" storage="none" persona-id=${juniper}></persona-chat></div>`,
+    );
+    const el = box.querySelector('persona-chat')!;
+    const harness = new Harness(el);
+    const list = () => harness.root.querySelector<HTMLElement>('[part="messages"]')!;
+    await el.send('How do I return a tent?');
+    const next = el.send('Which sleeping bag for winter?');
+    await waitUntil(() => list().scrollHeight > list().clientHeight + 100, 'the list overflows');
+    await waitUntil(() => list().scrollHeight - list().scrollTop - list().clientHeight < 40, 'pinned to the bottom');
+    list().scrollTop = 0;
+    list().dispatchEvent(new Event('scroll'));
+    await waitUntil(() => harness.root.querySelector('.jump'), 'New messages offered');
+    expect(list().scrollTop).to.equal(0, 'the reader stays where they are');
+    harness.root.querySelector<HTMLButtonElement>('.jump')!.click();
+    await waitUntil(() => list().scrollHeight - list().scrollTop - list().clientHeight < 40, 'back at the newest text');
+    await next;
   });
 
   it('keeps two instances independent', async () => {
