@@ -20,11 +20,7 @@ async function walkthrough() {
 describe('README walkthrough', () => {
   it('works word for word against the emulator (on ports the test picks)', async () => {
     const blocks = await walkthrough();
-    assert.deepEqual(
-      blocks[0],
-      { lang: 'sh', code: 'npm start\n' },
-      'the walkthrough starts the emulator with npm start',
-    );
+    assert.deepEqual(blocks[0], { lang: 'sh', code: 'npm run emulator\n' }, 'the walkthrough starts the emulator');
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/cli.ts', '--port', '0', '--pace', '0'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
