@@ -42,6 +42,7 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * An AI persona chat: replies stream in word by word as safe markdown with numbered citation footnotes.
  *
  * @summary A chat with an AI persona, through the persona-chat backend at `endpoint`.
+ * @tagname persona-chat
  *
  * @fires persona-chat-ready - The element is set up.
  * @fires persona-chat-open - The panel opened.
