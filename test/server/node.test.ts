@@ -170,6 +170,13 @@ describe('mounting', () => {
       const code = await readFile(new URL(`./examples/${name}.ts`, import.meta.url), 'utf8');
       assert.ok(readme.includes('```ts\n' + code + '```'), `README shows examples/${name}.ts`);
     }
+    for (const [file, fence] of [
+      ['react.tsx', 'tsx'],
+      ['vue.ts', 'ts'],
+    ]) {
+      const code = await readFile(new URL(`../element/examples/${file}`, import.meta.url), 'utf8');
+      assert.ok(readme.includes('```' + fence + '\n' + code + '```'), `README shows element/examples/${file}`);
+    }
   });
 
   for (const name of ['node-http', 'express']) {
