@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumFlags, findChromium } from '../support/chromium.mjs';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+/** Where the screenshots go, to be looked at. */
+export const screenshots = `${root}test-results/screenshots`;
+
+/** The demo as a visitor meets it: `npm start`, then real Chromium. */
+describe('the demo, end to end', { timeout: 180_000 }, () => {
+  let demo: ReturnType<typeof spawn>;
+  let url: string;
+  let browser: Browser;
+  const violations: string[] = [];
+
+  before(async () => {
+    await mkdir(screenshots, { recursive: true });
+    demo = spawn('npm', ['start', '--silent'], {
+      cwd: root,
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
+    url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: demo.stdout! }).on('line', line => {
+        const match = /persona-chat demo: (\S+)/.exec(line);
+        if (match) resolve(match[1]!);
+      });
+      demo.once('exit', code => reject(new Error(`npm start exited with ${code}`)));
+    });
+    browser = await chromium.launch({ executablePath: findChromium(), args: chromiumFlags, headless: true });
+  });
+  after(async () => {
+    await browser?.close();
+    if (demo?.pid) process.kill(-demo.pid, 'SIGINT');
+  });
+
+  async function page(path: string, options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Page> {
+    const context = await browser.newContext({
+      viewport: { width: options.width ?? 1200, height: 800 },
+      colorScheme: options.colorScheme ?? 'light',
+      reducedMotion: 'reduce',
+    });
+    const p = await context.newPage();
+    p.on('console', message => {
+      if (/Content Security Policy|TrustedHTML|Trusted Type/i.test(message.text())) violations.push(message.text());
+    });
+    await p.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', e =>
+        console.error(`Content Security Policy: ${e.violatedDirective}`),
+      );
+    });
+    await p.goto(url + path);
+    return p;
+  }
+
+  const chat = (p: Page) => p.locator('persona-chat');
+
+  it('opens the launcher, streams a reply with footnotes, and restores it after a reload', async () => {
+    const p = await page('');
+    await p.screenshot({ path: `${screenshots}/1-launcher-closed.png` });
+    await chat(p).locator('[part="launcher"]').click();
+    const input = chat(p).locator('textarea');
+    await input.waitFor();
+    await p.screenshot({ path: `${screenshots}/2-open.png` });
+    await input.fill('How do I return a tent?');
+    await input.press('Enter');
+    await chat(p).locator('.message.assistant .markdown').first().waitFor();
+    await p.waitForTimeout(600);
+    await p.screenshot({ path: `${screenshots}/3-streaming.png` });
+    const footnote = chat(p).locator('sup.cite a').first();
+    await footnote.waitFor({ timeout: 30_000 });
+    await chat(p).locator('[part="citations"]').waitFor({ timeout: 30_000 });
+    await footnote.click();
+    await p.screenshot({ path: `${screenshots}/4-sources-expanded.png` });
+    const reply = await chat(p).locator('.message.assistant').last().innerText();
+    assert.match(reply, /Returns and exchanges/);
+    await p.reload();
+    await chat(p).locator('[part="launcher"]').click();
+    await chat(p).locator('.message.user').first().waitFor();
+    assert.equal(await chat(p).locator('.message.user').first().innerText(), 'How do I return a tent?');
+    assert.match(await chat(p).locator('[part="citations"]').first().innerText(), /Returns and exchanges/);
+  });
+
+  it('looks right dark, right-to-left and on a narrow screen', async () => {
+    const dark = await page('help.html', { colorScheme: 'dark' });
+    await chat(dark).locator('textarea').fill('Does it work with a strict CSP?');
+    await chat(dark).locator('textarea').press('Enter');
+    await chat(dark).locator('[part="citations"]').waitFor({ timeout: 30_000 });
+    await dark.screenshot({ path: `${screenshots}/5-dark.png` });
+    const rtl = await page('playground.html');
+    await rtl.selectOption('select[name="dir"]', 'rtl');
+    await rtl.selectOption('select[name="theme"]', 'light');
+    await chat(rtl).locator('textarea').fill('Do you rent tents?');
+    await chat(rtl).locator('textarea').press('Enter');
+    await chat(rtl).locator('[part="citations"]').waitFor({ timeout: 30_000 });
+    await rtl.screenshot({ path: `${screenshots}/6-rtl.png` });
+    const narrow = await page('', { width: 390 });
+    await chat(narrow).locator('[part="launcher"]').click();
+    await chat(narrow).locator('textarea').waitFor();
+    const box = await chat(narrow).locator('[part="panel"]').boundingBox();
+    assert.equal(Math.round(box!.width), 390, 'the panel fills a narrow screen');
+    await narrow.screenshot({ path: `${screenshots}/7-narrow.png` });
+  });
+
+  it('runs the classic-script build on a plain page with a strict CSP and Trusted Types', async () => {
+    const p = await page('plain.html');
+    const csp = await p.evaluate(async () => (await fetch(location.href)).headers.get('content-security-policy'));
+    assert.match(csp!, /require-trusted-types-for 'script'/);
+    await chat(p).locator('[part="launcher"]').click();
+    await chat(p).locator('textarea').fill('What are your store hours?');
+    await chat(p).locator('textarea').press('Enter');
+    await chat(p).locator('[part="citations"]').waitFor({ timeout: 30_000 });
+    assert.match(await chat(p).locator('.message.assistant').last().innerText(), /9 a\.m\. to 8 p\.m\./);
+    assert.deepEqual(violations, [], 'no CSP or Trusted Types violation on any page');
+  });
+});
