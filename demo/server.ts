@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,7 +62,14 @@ const backend = createBackend({
 });
 const backendListener = getRequestListener((request, env) => backend.fetch(request, env));
 
-server.on('request', async (req, res) => {
+server.on('request', (req, res) => {
+  handle(req, res).catch(() => {
+    if (!res.headersSent) res.writeHead(400, { 'content-type': 'text/plain' });
+    res.end('Bad request');
+  });
+});
+
+async function handle(req: IncomingMessage, res: ServerResponse) {
   const path = decodeURIComponent(new URL(req.url ?? '/', 'http://demo').pathname);
   if (path === '/persona-chat' || path.startsWith('/persona-chat/')) return backendListener(req, res);
   if (path === '/demo-api/faults' && (req.method === 'POST' || req.method === 'DELETE' || req.method === 'GET')) {
@@ -111,7 +119,7 @@ server.on('request', async (req, res) => {
     'content-security-policy': csp,
   });
   res.end(content);
-});
+}
 
 console.log(`persona-chat demo: http://127.0.0.1:${port}/`);
 stopOnSignals(async () => {

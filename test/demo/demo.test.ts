@@ -67,6 +67,8 @@ describe('the demo', () => {
       });
       assert.deepEqual((await faults.json()).cut, { afterChunks: 8, count: 1 });
       assert.equal((await fetch(`${url}../../package.json`)).status, 404);
+      assert.equal((await fetch(`${url}%E0%A4%A`)).status, 400, 'a malformed path is refused, not fatal');
+      assert.equal((await fetch(url)).status, 200, 'and the demo is still up');
     } finally {
       assert.equal(await stop(child), 0, 'Ctrl+C stops everything');
     }
