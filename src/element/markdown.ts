@@ -310,19 +310,15 @@ export class MarkdownView {
     this.#text = text;
     const tail = text.slice(this.#settledLength);
     const tokens = lex(final ? tail : heal(tail));
-    if (!final) this.#settle(tokens);
-    const remaining = final ? tokens : tokens.slice(this.#settledCount);
-    this.#settledCount = 0;
+    const remaining = final ? tokens : tokens.slice(this.#settle(tokens));
     const ctx: RenderContext = { ...this.#labels, footnotes: new Footnotes(this.#settledFootnotes) };
     const parts = [...this.#settled, ...remaining.map(token => block(token, ctx))];
     this.footnotes = ctx.footnotes;
     return parts;
   }
 
-  #settledCount = 0;
-
-  /** Moves the blocks that can no longer change into the settled list, rendered once, for good. */
-  #settle(tokens: Token[]) {
+  /** Moves the blocks that can no longer change into the settled list, rendered once, for good; returns how many. */
+  #settle(tokens: Token[]): number {
     const starts: number[] = [];
     tokens.forEach((token, i) => token.type !== 'space' && starts.push(i));
     let count = 0;
@@ -336,7 +332,7 @@ export class MarkdownView {
       if (!raw.endsWith('\n')) break;
       count = end;
     }
-    if (count === 0) return;
+    if (count === 0) return 0;
     const ctx: RenderContext = { ...this.#labels, footnotes: this.#settledFootnotes };
     for (const token of tokens.slice(0, count)) {
       const key = [this.#generation, this.#settled.length];
@@ -344,7 +340,7 @@ export class MarkdownView {
       this.#settled.push(guard(key, () => rendered) as unknown as Part);
       this.#settledLength += token.raw.length;
     }
-    this.#settledCount = count;
+    return count;
   }
 
   #reset() {

@@ -21,13 +21,16 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
-/** A secret of its own for one use, derived from the configured secret (HMAC-SHA256), so no two uses share a key. */
-export async function deriveSecret(secret: Uint8Array, purpose: string): Promise<Uint8Array<ArrayBuffer>> {
+/** HMAC-SHA256 of `text` under `secret`. */
+async function hmac(secret: Uint8Array, text: string): Promise<Uint8Array<ArrayBuffer>> {
   const key = await crypto.subtle.importKey('raw', secret as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, [
     'sign',
   ]);
-  return new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(`persona-chat ${purpose} v1`)));
+  return new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(text)));
 }
+
+/** A secret of its own for one use, derived from the configured secret, so no two uses share a key. */
+export const deriveSecret = (secret: Uint8Array, purpose: string) => hmac(secret, `persona-chat ${purpose} v1`);
 
 export class Tokens {
   readonly #secret: Uint8Array;
@@ -99,8 +102,5 @@ export const newVisitorId = () => base64url.encode(crypto.getRandomValues(new Ui
 
 /** A stable, non-reversible key for a user, for namespacing browser storage. */
 export async function storageKey(secret: Uint8Array, sub: string): Promise<string> {
-  const key = await crypto.subtle.importKey('raw', secret as BufferSource, { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'sign',
-  ]);
-  return base64url.encode(new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(sub)))).slice(0, 22);
+  return base64url.encode(await hmac(secret, sub)).slice(0, 22);
 }
