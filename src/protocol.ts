@@ -17,15 +17,18 @@ export type ErrorCode =
   | 'token_expired'
   | 'origin_not_allowed'
   | 'conversation_not_found'
+  | 'run_not_found'
   | 'not_found'
   | 'duplicate_request'
+  | 'run_finished'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'internal_error'
   | 'upstream_error'
   | 'upstream_unavailable'
-  | 'upstream_timeout';
+  | 'upstream_timeout'
+  | 'interrupted';
 
 /** Every error the backend answers, whatever the route. */
 export interface ErrorEnvelope {
@@ -72,8 +75,36 @@ export interface MessageView {
   runId: string | null;
 }
 
+/** How a run stands: `interrupted` means its producer went away before the reply ended. */
+export type RunStatus = 'running' | 'done' | 'stopped' | 'failed' | 'interrupted';
+
+/** A reply of the replay window, as far as it got. */
+export interface RunView {
+  /** The Idempotency-Key of the message. */
+  key: string;
+  /** The visitor's message. */
+  message: string;
+  status: RunStatus;
+  /** What was written so far (all of it once done). */
+  content: string;
+  citations: Citation[];
+  messageId: string | null;
+  finishReason: string | null;
+  /** Why it failed, for `failed` and `interrupted`. */
+  error: { code: ErrorCode; message: string; retryable: boolean } | null;
+  /** The id of the newest event so far: give it as `Last-Event-ID` to follow the run from there. */
+  lastEventId: string | null;
+  /** Which try of the message this is; a retry after a failure or a stop starts the next. */
+  attempt: number;
+  /** ISO 8601. */
+  createdAt: string;
+}
+
 export interface ConversationDetail extends ConversationSummary {
+  /** The conversation as the service keeps it. */
   messages: MessageView[];
+  /** Replies of the replay window that `messages` does not hold: running, stopped, failed, or not yet stored. */
+  runs: RunView[];
 }
 
 /** `GET {endpoint}/conversations?cursor=` answer. */
@@ -83,7 +114,10 @@ export interface ConversationList {
   next: string | null;
 }
 
-/** `POST {endpoint}/conversations/:id/messages` body; an `Idempotency-Key` header is required. */
+/**
+ * `POST {endpoint}/conversations/:id/messages` body; an `Idempotency-Key` header is required. The key names the
+ * run: sending it again attaches to the run (or replays it), and after a failure or a stop starts its next attempt.
+ */
 export interface SendMessageRequest {
   message: string;
 }
@@ -106,13 +140,22 @@ export interface UpdateConversationRequest {
   metadata?: Record<string, string>;
 }
 
-/** The events of a reply stream (`Accept: text/event-stream`), by SSE event name. */
+/** `POST {endpoint}/conversations/:id/runs/:key/stop` answer (202): the run will end with `finishReason: "stopped"`. */
+export interface StopResponse {
+  key: string;
+  status: 'stopping';
+}
+
+/**
+ * The events of a reply stream (`Accept: text/event-stream`), by SSE event name. Every event but `meta` carries an
+ * SSE `id:`; `GET {endpoint}/conversations/:id/runs/:key/events` with `Last-Event-ID` goes on after it.
+ */
 export interface StreamEvents {
-  /** First, at once. */
-  meta: { conversationId: string; messageId?: string };
+  /** First, at once, without an id: the run this stream follows, and its attempt (text resets when it changes). */
+  meta: { conversationId: string; key: string; attempt: number };
   delta: { text: string };
   citations: { citations: Citation[] };
-  /** Terminal: the reply is complete. */
+  /** Terminal: the reply is complete, or was stopped (`finishReason: "stopped"`). */
   done: { messageId: string | null; runId: string | null; finishReason: string | null; usage: Usage | null };
   /** Terminal: the reply failed; what arrived before stays valid but incomplete. */
   error: { code: ErrorCode; message: string; retryable: boolean };

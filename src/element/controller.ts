@@ -230,9 +230,16 @@ export class ChatController implements ReactiveController {
   }
 
   stop() {
-    if (!activeReply(this.state)) return;
+    const active = activeReply(this.state);
+    if (!active) return;
     this.#turn++;
     this.#abort?.abort();
+    const id = this.state.conversationId;
+    if (id && active.requestKey) {
+      // The reply goes on without a reader until it is told to stop.
+      const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(active.requestKey)}/stop`;
+      void this.#request('POST', path).catch(() => {});
+    }
     this.#apply({ type: 'stopped' });
     const reply = this.state.items.findLast(item => item.role === 'assistant')!;
     this.onReply({ messageId: null, content: reply.text, citations: reply.citations });

@@ -7,10 +7,15 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import type { RequestIdVariables } from 'hono/request-id';
 import { timingSafeEqual } from 'hono/utils/buffer';
 import { z } from 'zod';
-import type { ChatMessage, ChatResponse, Citation, Conversation, ModerationResult, Usage } from '../service/types.js';
-import { KnowledgeBase, countTokens } from './engine.js';
+import { BodyError, readJsonBody } from '../json-body.js';
+import type { Conversation } from '../service/types.js';
+import { answer } from './answer.js';
+import type { Delivery } from './format.js';
+import { KnowledgeBase } from './engine.js';
 import { Faults, faultSettingsSchema } from './faults.js';
 import type { FaultSettingsInput, FaultTarget } from './faults.js';
 import { defaultPersonas } from './personas.js';
@@ -46,7 +51,7 @@ export interface Emulator {
   readonly faults: Faults;
 }
 
-type AppEnv = { Variables: { requestId: string } };
+type AppEnv = { Variables: RequestIdVariables };
 type Ctx = Context<AppEnv>;
 
 class EmulatorError extends Error {
@@ -99,16 +104,6 @@ const setStatusSchema = z.union(
   { error: 'conversationStatus must be a string of 1 to 64 characters' },
 );
 
-const noModeration: ModerationResult = {
-  categoryResults: ['hate', 'self_harm', 'sexual', 'violence'].map(category => ({
-    category,
-    filtered: false,
-    severity: 'safe',
-  })),
-};
-
-type Delivery = 'json' | 'sse' | 'http2';
-
 const continueRoutes: { form: 'chat' | 'continue'; method: 'post' | 'patch'; suffix: string; delivery: Delivery }[] = [
   { form: 'chat', method: 'patch', suffix: 'chat', delivery: 'json' },
   { form: 'chat', method: 'patch', suffix: 'chat-sse', delivery: 'sse' },
@@ -160,11 +155,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
 
   const app = new Hono<AppEnv>();
 
-  app.use('*', async function requestId(c, next) {
-    c.set('requestId', crypto.randomUUID());
-    await next();
-    c.header('x-request-id', c.get('requestId'));
-  });
+  app.use('*', requestId());
 
   // The emulator's own control routes: no API key, no faults.
   app.get('/__emulator/faults', c => c.json(faults.settings));
@@ -274,7 +265,16 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       if (route.delivery === 'http2') requireHttp2(c);
       const conversation = conversationOf(c);
       const { message } = await readBody(c, continueSchema);
-      return reply(c, conversation, message, route.delivery);
+      return answer({
+        conversation,
+        message,
+        delivery: route.delivery,
+        requestId: c.get('requestId'),
+        signal: c.req.raw.signal,
+        plan: signal => plan(conversation, message, signal),
+        store,
+        faults,
+      });
     });
   }
 
@@ -298,6 +298,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   app.notFound(c => errorResponse(c, new EmulatorError(404, 'not_found', 'No such route.')));
   app.onError((error, c) => {
     if (error instanceof EmulatorError) return errorResponse(c, error);
+    if (error instanceof BodyError) return errorResponse(c, new EmulatorError(400, 'invalid_request', error.message));
     if (error instanceof ModelError) return errorResponse(c, new EmulatorError(502, 'model_error', error.message));
     console.error(`[emulator] ${c.get('requestId')}`, error);
     return errorResponse(c, new EmulatorError(500, 'internal_error', 'The emulator failed to answer.'));
@@ -362,155 +363,6 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     return options.openai ? openAiReply(options.openai, request) : builtinReply(request);
   }
 
-  /** Answers a continue in the asked delivery. The run is stored only once the reply is complete. */
-  async function reply(c: Ctx, conversation: Conversation, message: string, delivery: Delivery) {
-    const abort = new AbortController();
-    const requestSignal = c.req.raw.signal;
-    requestSignal.addEventListener('abort', () => abort.abort(requestSignal.reason), { once: true });
-    const runId = crypto.randomUUID();
-    const messageId = crypto.randomUUID();
-    const created = Math.floor(Date.now() / 1000);
-    const requestId = c.get('requestId');
-    const replyPlan = await plan(conversation, message, abort.signal);
-
-    const usageOf = (text: string): Usage => {
-      const completion = countTokens(text);
-      return {
-        prompt_tokens: replyPlan.promptTokens,
-        completion_tokens: completion,
-        total_tokens: replyPlan.promptTokens + completion,
-      };
-    };
-    const commit = (text: string, usage: Usage) => {
-      const userTokens = countTokens(message);
-      const now = new Date().toISOString();
-      const user: ChatMessage = {
-        role: 'user',
-        content: message,
-        toolCallId: null,
-        name: null,
-        messageId: crypto.randomUUID(),
-        timestamp: now,
-        feedbacks: [],
-        promptTokens: userTokens,
-        completionTokens: 0,
-        totalTokens: userTokens,
-        conversationRunId: runId,
-      };
-      const contextTokens = replyPlan.promptTokens - userTokens;
-      const assistant: ChatMessage = {
-        role: 'assistant',
-        content: text,
-        toolCallId: null,
-        name: null,
-        messageId,
-        timestamp: now,
-        feedbacks: [],
-        promptTokens: contextTokens,
-        completionTokens: usage.completion_tokens,
-        totalTokens: contextTokens + usage.completion_tokens,
-        conversationRunId: runId,
-      };
-      store.appendRun(conversation, [user, assistant]);
-    };
-
-    if (delivery === 'json') {
-      let text = '';
-      for await (const piece of replyPlan.pieces) text += piece;
-      const usage = usageOf(text);
-      commit(text, usage);
-      const response: ChatResponse = {
-        id: `chatcmpl-${runId}`,
-        object: 'chat.completion',
-        created,
-        usage,
-        choices: [
-          {
-            finish_reason: 'stop',
-            index: 0,
-            message: { role: 'assistant', content: text, toolCallId: null, name: null },
-            moderation_results: noModeration,
-          },
-        ],
-        messageId,
-        runId,
-        httpRequestId: requestId,
-        citations: replyPlan.citations,
-        prompt_moderations: noModeration,
-      };
-      return c.json(response);
-    }
-
-    const model = conversation.model;
-    const chunk = (
-      delta: Record<string, unknown>,
-      finishReason: string | null,
-      extra: Record<string, unknown> = {},
-    ) => ({
-      id: `chatcmpl-${runId}`,
-      object: 'chat.completion.chunk',
-      created,
-      model,
-      choices: [{ index: 0, delta, finish_reason: finishReason }],
-      ...extra,
-    });
-    const frame =
-      delivery === 'sse'
-        ? (data: unknown) => `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`
-        : (data: unknown) => `${JSON.stringify(data)}\n`;
-    const cutAfter = faults.takeCut();
-    const encoder = new TextEncoder();
-
-    async function* frames(): AsyncGenerator<string> {
-      let text = '';
-      let sent = 0;
-      const send = async (data: unknown) => {
-        if (cutAfter !== undefined && sent >= cutAfter) {
-          // Let what was already written reach the client, as it would before a connection drops.
-          await sleep(25);
-          throw new Error('stream cut by an injected fault');
-        }
-        sent++;
-        return frame(data);
-      };
-      for await (const piece of replyPlan.pieces) {
-        const { chunkDelayMs } = faults.settings;
-        if (chunkDelayMs) await sleep(chunkDelayMs, abort.signal);
-        yield await send(chunk(text ? { content: piece } : { role: 'assistant', content: piece }, null));
-        text += piece;
-      }
-      const usage = usageOf(text);
-      const citations: Citation[] = replyPlan.citations;
-      const last = await send(
-        chunk({}, 'stop', { usage, messageId, runId, citations, moderation_results: noModeration }),
-      );
-      commit(text, usage);
-      yield last;
-      if (delivery === 'sse') yield await send('[DONE]');
-    }
-
-    const iterator = frames();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const next = await iterator.next();
-          if (next.done) controller.close();
-          else controller.enqueue(encoder.encode(next.value));
-        } catch (error) {
-          controller.error(error);
-        }
-      },
-      async cancel(reason) {
-        abort.abort(reason);
-        await iterator.return(undefined).catch(() => {});
-      },
-    });
-    const contentType = delivery === 'sse' ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson';
-    return new Response(body, {
-      headers: { 'content-type': contentType, 'cache-control': 'no-cache', 'x-request-id': requestId },
-    });
-  }
-
   return {
     fetch: (request, env) => Promise.resolve(app.fetch(request, env)),
     personas,
@@ -519,22 +371,5 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   };
 }
 
-async function readBody<T>(c: Ctx, schema: z.ZodType<T>): Promise<T> {
-  const text = await c.req.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new EmulatorError(400, 'invalid_request', 'The request body must be JSON.');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new EmulatorError(400, 'invalid_request', 'The request body must be a JSON object.');
-  }
-  const result = schema.safeParse(parsed);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
-    throw new EmulatorError(400, 'invalid_request', `${where}${issue?.message ?? 'invalid body'}`);
-  }
-  return result.data;
-}
+/** Bodies are JSON objects; the emulator reads them whatever Content-Type they came with. */
+const readBody = <T>(c: Ctx, schema: z.ZodType<T>) => readJsonBody(c, schema, { requireJsonType: false });

@@ -19,8 +19,16 @@ export interface Limits {
   messagesPerIpPerMinute: number;
   /** Sessions (token requests) one IP address may make a minute. Default 10. */
   sessionsPerIpPerMinute: number;
-  /** Replies one user may have in progress at once. Default 2. */
+  /** Replies one user may have in progress at once (being produced, whoever follows them). Default 2. */
   concurrentStreamsPerUser: number;
+  /** How long a reply's run is kept for re-attaching and replay after its last event. Default 600 s. */
+  replayWindowSeconds: number;
+  /** Most events one reply's log holds; past that, text is kept in bigger pieces. At least 100. Default 4,000. */
+  eventsPerRun: number;
+  /** Most bytes of text one reply keeps; a longer reply ends there (`finishReason: "length"`). Default 256 KiB. */
+  bytesPerRun: number;
+  /** Replies each conversation keeps in the replay window. Default 50. */
+  runsPerConversation: number;
 }
 
 export const defaultLimits: Limits = {
@@ -30,6 +38,10 @@ export const defaultLimits: Limits = {
   messagesPerIpPerMinute: 60,
   sessionsPerIpPerMinute: 10,
   concurrentStreamsPerUser: 2,
+  replayWindowSeconds: 600,
+  eventsPerRun: 4000,
+  bytesPerRun: 256 * 1024,
+  runsPerConversation: 50,
 };
 
 /** One line per request. Never carries a token, a cookie or the API key. */
@@ -42,8 +54,11 @@ export interface LogLine {
   status: number;
   durationMs: number;
   code?: string;
-  /** For replies streamed as SSE: how the stream ended. */
-  outcome?: 'done' | 'error' | 'aborted' | 'replayed';
+  /**
+   * For replies streamed as SSE, how the stream ended: the reply was `done`, `stopped` or ended in an `error`; the
+   * browser went away while the reply went on (`detached`); or a new attempt of the reply began (`restarted`).
+   */
+  outcome?: 'done' | 'stopped' | 'error' | 'detached' | 'restarted';
   /** For failures inside the backend or the service: what happened, without secrets. */
   detail?: string;
 }
@@ -93,7 +108,7 @@ export interface BackendConfig {
   timeouts?: Partial<Timeouts>;
   /** Interval of `: ping` comments on reply streams. Default 15,000 ms. */
   pingIntervalMs?: number;
-  /** Where limits and idempotency records live. Default: in memory. */
+  /** Where limits and the runs of replies live. Default: in memory, for one instance. */
   store?: BackendStore;
   /** The transport to the service. Default `globalThis.fetch`. */
   fetch?: FetchLike;
@@ -225,6 +240,7 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
 
   const limits = { ...defaultLimits, ...config.limits };
   for (const [name, value] of Object.entries(limits)) positiveInteger(`limits.${name}`, value);
+  if (limits.eventsPerRun < 100) throw new ConfigError('limits.eventsPerRun', 'must be at least 100');
   const cookieName = config.cookie?.name ?? 'persona_chat_visitor';
   if (!/^[A-Za-z0-9_-]+$/.test(cookieName)) throw new ConfigError('cookie.name', 'must be a cookie name');
   const pingIntervalMs = positiveInteger('pingIntervalMs', config.pingIntervalMs ?? 15_000);

@@ -3,8 +3,11 @@
  * One HTTP error type, and how a failure of the Conversation Service becomes one. Upstream bodies never pass through:
  * only our own codes and messages reach the browser.
  */
+import type { ErrorHandler, NotFoundHandler } from 'hono';
+import { BodyError } from '../json-body.js';
 import type { ErrorCode, ErrorEnvelope } from '../protocol.js';
-import { ServiceError } from '../service/errors.js';
+import { ServiceError, redact } from '../service/errors.js';
+import type { Ctx, Env } from './context.js';
 
 export interface HttpErrorOptions {
   retryable?: boolean;
@@ -67,5 +70,40 @@ export function fromServiceError(error: ServiceError): HttpError {
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return fromServiceError(error);
+  if (error instanceof BodyError) {
+    return error.status === 415
+      ? new HttpError(415, 'unsupported_media_type', error.message, { retryable: false })
+      : new HttpError(400, 'invalid_request', error.message, { retryable: false });
+  }
   return new HttpError(500, 'internal_error', 'Something went wrong on our side.', { cause: error, retryable: true });
+}
+
+/** The one place errors become responses: the envelope, its headers, and a note for the request's log line. */
+export function errorHandlers(secrets: readonly string[]): {
+  onError: ErrorHandler<Env>;
+  notFound: NotFoundHandler<Env>;
+} {
+  const render = (c: Ctx, error: HttpError) => {
+    for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+    if (error.retryAfter) c.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfter))));
+    return c.json(error.envelope(c.get('requestId') ?? crypto.randomUUID()), error.status as 400);
+  };
+  return {
+    onError: (error, c) => {
+      const failure = toHttpError(error);
+      noteFailure(c, failure, error, secrets);
+      return render(c, failure);
+    },
+    notFound: c => render(c, new HttpError(404, 'not_found', 'No such route.', { retryable: false })),
+  };
+}
+
+/** Notes a failure for the request's log line; the cause only for our own or the service's failures. */
+export function noteFailure(c: Ctx, failure: HttpError, error: unknown, secrets: readonly string[]) {
+  const origin = error instanceof HttpError && error.cause !== undefined ? error.cause : error;
+  const cause = origin instanceof Error ? `${origin.name}: ${origin.message}` : String(origin);
+  c.set('failure', {
+    code: failure.code,
+    ...(failure.status >= 500 ? { detail: redact(cause, secrets).slice(0, 500) } : {}),
+  });
 }

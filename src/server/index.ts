@@ -9,5 +9,5 @@ export { ConfigError, defaultLimits } from './config.js';
 export type { BackendConfig, Limits, LogLine } from './config.js';
 export { HttpError } from './errors.js';
 export { MemoryStore } from './store.js';
-export type { BackendStore, IdempotencyState, WindowHit } from './store.js';
+export type { BackendStore, CreatedRun, LoggedEvent, RunRecord, RunStore, WindowHit } from './store.js';
 export type * from '../protocol.js';

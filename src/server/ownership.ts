@@ -76,7 +76,7 @@ export function summaryOf(conversation: Conversation): ConversationSummary {
   };
 }
 
-export function detailOf(conversation: Conversation): ConversationDetail {
+export function detailOf(conversation: Conversation): Omit<ConversationDetail, 'runs'> {
   const messages: MessageView[] = (conversation.chatMessages ?? [])
     .filter(m => m.role === 'user' || m.role === 'assistant')
     .map(m => ({

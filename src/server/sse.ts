@@ -11,6 +11,11 @@ export function frame<E extends StreamEventName>(event: E, data: StreamEvents[E]
   return encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
+/** An event of a run's log, with its id. The data is the JSON the run logged; ids are digits and a dash. */
+export function eventFrame(id: string, event: string, data: string): Uint8Array<ArrayBuffer> {
+  return encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
+}
+
 export const ping = () => encoder.encode(': ping\n\n');
 
 export const sseHeaders = {

@@ -1,8 +1,14 @@
 /**
  * @module
- * The backend's short-lived state behind one small interface: rate-limit windows, concurrent-stream slots and
- * idempotency records. `MemoryStore` keeps them in the process; a shared store (Redis, a database) can implement
- * the same interface for several instances.
+ * The backend's short-lived state behind one interface: rate-limit windows, concurrent-reply slots, and the runs
+ * of replies (their records, their event logs, the producer's lease and stop signals). `MemoryStore` keeps it all
+ * in the process; a shared store implements the same interface so that several instances see one state.
+ *
+ * The run operations are shaped for Redis: a record created with `SET NX PX`, a log per run as a Redis Stream
+ * (`XADD`, `XRANGE` after an id, `XREAD BLOCK` for new entries, `XTRIM MAXLEN 0` on a new attempt, which keeps the
+ * ids increasing), a lease as `SET NX PX` renewed and released only by its holder (a compare in Lua), and a stop
+ * signal as a key plus a notification. Event ids are opaque to callers and have the form `<number>-<number>`,
+ * increasing within a run across its attempts.
  */
 
 export interface WindowHit {
@@ -12,32 +18,114 @@ export interface WindowHit {
   resetMs: number;
 }
 
-export type IdempotencyState = { state: 'new' } | { state: 'running' } | { state: 'done'; value: string };
+/** A reply being produced or kept for replay, keyed by the message's Idempotency-Key in its conversation. */
+export interface RunRecord {
+  key: string;
+  conversationId: string;
+  /** The externalUserId of the visitor who sent the message. */
+  owner: string;
+  message: string;
+  /** Epoch milliseconds of the first attempt. */
+  createdAt: number;
+  /** 1 at first; each restart after a failure or a stop starts the next attempt with an empty log. */
+  attempt: number;
+  /** Epoch milliseconds when the current attempt started. */
+  attemptedAt: number;
+}
 
-export interface BackendStore {
+/** One event of a run's log: an event name of the reply stream, its JSON data, and the attempt it belongs to. */
+export interface LoggedEvent {
+  id: string;
+  event: string;
+  data: string;
+  attempt: number;
+}
+
+export interface RunStore {
+  /**
+   * Stores a run unless its id is taken, and adds it to its conversation's list (which keeps the newest
+   * `perConversation`). Returns the record that stands and whether it is this one. Expires after `ttlMs`.
+   */
+  createRun(id: string, record: RunRecord, options: { ttlMs: number; perConversation: number }): Promise<CreatedRun>;
+  getRun(id: string): Promise<RunRecord | undefined>;
+  /** The ids of a conversation's runs that have not expired, oldest first. */
+  listRuns(conversationId: string): Promise<string[]>;
+  /** Starts the next attempt for the lease holder: the record is updated and the log emptied. False without the lease. */
+  restartRun(id: string, record: RunRecord, leaseToken: string, ttlMs: number): Promise<boolean>;
+  /** Appends an event for the lease holder and returns its id; null when the lease is not held (stop writing). */
+  appendEvent(id: string, event: string, data: string, leaseToken: string, ttlMs: number): Promise<string | null>;
+  /**
+   * The events after `after` (from the start when null or from an earlier attempt), oldest first. When there are
+   * none, waits up to `waitMs` for one; resolves empty on timeout or when `signal` aborts.
+   */
+  readEvents(
+    id: string,
+    after: string | null,
+    options: { waitMs: number; signal?: AbortSignal },
+  ): Promise<LoggedEvent[]>;
+  /** The newest event of the run's log, if any. */
+  lastEvent(id: string): Promise<LoggedEvent | undefined>;
+  /** Takes the producer's lease if nobody holds it. */
+  acquireLease(id: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Extends the lease if `token` still holds it. */
+  renewLease(id: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `token` holds it. */
+  releaseLease(id: string, token: string): Promise<void>;
+  /** Whether some producer holds the lease. */
+  leaseHeld(id: string): Promise<boolean>;
+  /** Asks whoever produces the run to stop; remembered for `ttlMs`, so a run that starts later stops at once. */
+  requestStop(id: string, ttlMs: number): Promise<void>;
+  /** Whether a stop of the run was asked for. */
+  stopRequested(id: string): Promise<boolean>;
+  /** Resolves once a stop of the run was asked for (at once if it already was); never before, unless aborted. */
+  watchStop(id: string, signal: AbortSignal): Promise<void>;
+  /** Forgets a stop request, for a new attempt. */
+  clearStop(id: string): Promise<void>;
+}
+
+export interface CreatedRun {
+  record: RunRecord;
+  created: boolean;
+}
+
+export interface BackendStore extends RunStore {
   /** Counts one hit on `key` in a fixed window of `windowMs`. */
   hit(key: string, windowMs: number): Promise<WindowHit>;
   /** Takes one of `limit` slots of `key`; false when all are taken. */
   acquire(key: string, limit: number): Promise<boolean>;
   /** Gives back a slot taken by `acquire`. */
   release(key: string): Promise<void>;
-  /** Claims an idempotency key: `new` (now running, for `ttlMs`), `running` elsewhere, or `done` with its value. */
-  claim(key: string, ttlMs: number): Promise<IdempotencyState>;
-  /** Records the result of a claimed key, replayed to later claims for `ttlMs`. */
-  complete(key: string, value: string, ttlMs: number): Promise<void>;
-  /** Forgets a claimed key whose work failed, so it can be tried again. */
-  abandon(key: string): Promise<void>;
 }
 
 interface Expiring {
   expiresAt: number;
 }
 
+interface MemoryRun extends Expiring {
+  record: RunRecord;
+  events: LoggedEvent[];
+  /** The sequence number of the last event appended in the current attempt. */
+  seq: number;
+}
+
+/** Parses an event id into its two numbers; undefined when it is not one. */
+export function parseEventId(id: string): [number, number] | undefined {
+  const match = /^(\d{1,15})-(\d{1,15})$/.exec(id);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+const isAfter = (a: [number, number], b: [number, number]) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+
 /** Everything in memory, swept lazily; bounded so a flood of keys cannot grow it without end. */
 export class MemoryStore implements BackendStore {
   readonly #windows = new Map<string, Expiring & { count: number }>();
   readonly #slots = new Map<string, number>();
-  readonly #claims = new Map<string, Expiring & ({ state: 'running' } | { state: 'done'; value: string })>();
+  readonly #runs = new Map<string, MemoryRun>();
+  readonly #byConversation = new Map<string, Expiring & { ids: string[] }>();
+  readonly #leases = new Map<string, Expiring & { token: string }>();
+  readonly #stops = new Map<string, Expiring>();
+  /** Who waits for what: new events of a run, or a stop of it. */
+  readonly #waiters = new EventTarget();
   readonly #maxEntries: number;
   readonly #now: () => number;
   #operations = 0;
@@ -72,29 +160,164 @@ export class MemoryStore implements BackendStore {
     else this.#slots.delete(key);
   }
 
-  async claim(key: string, ttlMs: number): Promise<IdempotencyState> {
+  async createRun(
+    id: string,
+    record: RunRecord,
+    { ttlMs, perConversation }: { ttlMs: number; perConversation: number },
+  ): Promise<CreatedRun> {
     this.#sweep();
-    const now = this.#now();
-    const entry = this.#claims.get(key);
-    if (entry && entry.expiresAt > now)
-      return entry.state === 'done' ? { state: 'done', value: entry.value } : { state: 'running' };
-    this.#claims.set(key, { state: 'running', expiresAt: now + ttlMs });
-    return { state: 'new' };
+    const existing = this.#run(id);
+    if (existing) return { record: { ...existing.record }, created: false };
+    const expiresAt = this.#now() + ttlMs;
+    this.#runs.set(id, { record: { ...record }, events: [], seq: 0, expiresAt });
+    const list = this.#live(this.#byConversation, record.conversationId)?.ids ?? [];
+    const ids = [...list.filter(other => other !== id && this.#run(other)), id].slice(-perConversation);
+    this.#byConversation.set(record.conversationId, { ids, expiresAt });
+    return { record: { ...record }, created: true };
   }
 
-  async complete(key: string, value: string, ttlMs: number): Promise<void> {
-    this.#claims.set(key, { state: 'done', value, expiresAt: this.#now() + ttlMs });
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const run = this.#run(id);
+    return run && { ...run.record };
   }
 
-  async abandon(key: string): Promise<void> {
-    this.#claims.delete(key);
+  async listRuns(conversationId: string): Promise<string[]> {
+    return (this.#live(this.#byConversation, conversationId)?.ids ?? []).filter(id => this.#run(id));
+  }
+
+  async restartRun(id: string, record: RunRecord, leaseToken: string, ttlMs: number): Promise<boolean> {
+    const run = this.#run(id);
+    if (!run || !this.#holds(id, leaseToken)) return false;
+    run.record = { ...record };
+    run.events = [];
+    run.seq = 0;
+    run.expiresAt = this.#now() + ttlMs;
+    this.#notify(`events:${id}`);
+    return true;
+  }
+
+  async appendEvent(id: string, event: string, data: string, leaseToken: string, ttlMs: number) {
+    const run = this.#run(id);
+    if (!run || !this.#holds(id, leaseToken)) return null;
+    const { attempt } = run.record;
+    const logged = { id: `${attempt}-${++run.seq}`, event, data, attempt };
+    run.events.push(logged);
+    const expiresAt = this.#now() + ttlMs;
+    run.expiresAt = expiresAt;
+    const list = this.#byConversation.get(run.record.conversationId);
+    if (list) list.expiresAt = Math.max(list.expiresAt, expiresAt);
+    this.#notify(`events:${id}`);
+    return logged.id;
+  }
+
+  async readEvents(id: string, after: string | null, { waitMs, signal }: { waitMs: number; signal?: AbortSignal }) {
+    const found = this.#eventsAfter(id, after);
+    if (found.length || waitMs <= 0 || signal?.aborted) return found;
+    await this.#wait(`events:${id}`, waitMs, signal);
+    return this.#eventsAfter(id, after);
+  }
+
+  async lastEvent(id: string): Promise<LoggedEvent | undefined> {
+    const last = this.#run(id)?.events.at(-1);
+    return last && { ...last };
+  }
+
+  async acquireLease(id: string, token: string, ttlMs: number): Promise<boolean> {
+    if (this.#live(this.#leases, id)) return false;
+    this.#leases.set(id, { token, expiresAt: this.#now() + ttlMs });
+    return true;
+  }
+
+  async renewLease(id: string, token: string, ttlMs: number): Promise<boolean> {
+    if (!this.#holds(id, token)) return false;
+    this.#leases.set(id, { token, expiresAt: this.#now() + ttlMs });
+    return true;
+  }
+
+  async releaseLease(id: string, token: string): Promise<void> {
+    if (this.#holds(id, token)) this.#leases.delete(id);
+  }
+
+  async leaseHeld(id: string): Promise<boolean> {
+    return Boolean(this.#live(this.#leases, id));
+  }
+
+  async requestStop(id: string, ttlMs: number): Promise<void> {
+    this.#sweep();
+    this.#stops.set(id, { expiresAt: this.#now() + ttlMs });
+    this.#notify(`stop:${id}`);
+  }
+
+  async stopRequested(id: string): Promise<boolean> {
+    return Boolean(this.#live(this.#stops, id));
+  }
+
+  async watchStop(id: string, signal: AbortSignal): Promise<void> {
+    while (!this.#live(this.#stops, id)) {
+      signal.throwIfAborted();
+      await this.#wait(`stop:${id}`, 60_000, signal);
+    }
+  }
+
+  async clearStop(id: string): Promise<void> {
+    this.#stops.delete(id);
+  }
+
+  #run(id: string): MemoryRun | undefined {
+    return this.#live(this.#runs, id);
+  }
+
+  #holds(id: string, token: string) {
+    return this.#live(this.#leases, id)?.token === token;
+  }
+
+  /** The entry of `key` unless it has expired (then it is dropped). */
+  #live<T extends Expiring>(map: Map<string, T>, key: string): T | undefined {
+    const entry = map.get(key);
+    if (entry && entry.expiresAt <= this.#now()) {
+      map.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  #eventsAfter(id: string, after: string | null): LoggedEvent[] {
+    const events = this.#run(id)?.events ?? [];
+    const from = after === null ? undefined : parseEventId(after);
+    const list = from ? events.filter(event => isAfter(parseEventId(event.id)!, from)) : events;
+    return list.map(event => ({ ...event }));
+  }
+
+  #notify(topic: string) {
+    this.#waiters.dispatchEvent(new Event(topic));
+  }
+
+  /** Resolves at the next notification of `topic`, after `ms`, or when `signal` aborts, whichever is first. */
+  #wait(topic: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise(resolve => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.removeEventListener(topic, done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      (timer as { unref?: () => void }).unref?.();
+      this.#waiters.addEventListener(topic, done);
+      signal?.addEventListener('abort', done);
+    });
   }
 
   /** Every so often, drops what has expired; past the bound, drops the oldest entries. */
   #sweep() {
-    if (++this.#operations % 1000 !== 0 && this.#windows.size + this.#claims.size < this.#maxEntries) return;
+    const size = this.#windows.size + this.#runs.size + this.#stops.size;
+    if (++this.#operations % 1000 !== 0 && size < this.#maxEntries) return;
     const now = this.#now();
-    for (const map of [this.#windows, this.#claims] as Map<string, Expiring>[]) {
+    const maps = [this.#windows, this.#runs, this.#byConversation, this.#leases, this.#stops] as Map<
+      string,
+      Expiring
+    >[];
+    for (const map of maps) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       const excess = map.size - Math.floor(this.#maxEntries / 2);
       if (excess > 0) [...map.keys()].slice(0, excess).forEach(key => map.delete(key));

@@ -13,6 +13,7 @@
  * }
  * ```
  */
+import { normalizeCitations } from '../citations.js';
 import { ServiceError, codeForStatus, redact } from './errors.js';
 import { readNdjsonStream, readSseStream } from './stream.js';
 import type { ChatResponse, Conversation, ListResponse, StreamChunk } from './types.js';
@@ -487,7 +488,8 @@ export function* chunksOfResponse(response: ChatResponse): Generator<StreamChunk
   const choice = response.choices?.[0];
   const text = choice?.message?.content ?? '';
   if (text) yield { type: 'delta', text };
-  if (response.citations?.length) yield { type: 'citations', citations: response.citations };
+  const citations = normalizeCitations(response.citations);
+  if (citations.length) yield { type: 'citations', citations };
   yield {
     type: 'done',
     messageId: response.messageId,

@@ -11,8 +11,9 @@
  * SSE bodies go through eventsource-parser; HTTP/2 bodies are newline-delimited JSON (a `data:` prefix is tolerated).
  */
 import { createParser } from 'eventsource-parser';
+import { normalizeCitations } from '../citations.js';
 import { ServiceError } from './errors.js';
-import type { Citation, DoneChunk, ModerationResult, StreamChunk, Usage } from './types.js';
+import type { DoneChunk, ModerationResult, StreamChunk, Usage } from './types.js';
 
 const terminalEvents = new Set(['done', 'end', 'complete', 'completed', 'finish', 'finished']);
 
@@ -112,7 +113,7 @@ export class ChunkNormalizer {
       this.#done.moderation = obj.prompt_moderations as unknown as ModerationResult;
     }
     if (Array.isArray(obj.citations) && obj.citations.length > 0) {
-      const citations = obj.citations.filter(isObject) as Citation[];
+      const citations = normalizeCitations(obj.citations);
       const key = JSON.stringify(citations);
       if (key !== this.#citations) {
         this.#citations = key;

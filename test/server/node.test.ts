@@ -74,19 +74,51 @@ async function visit(url: string, base = '/persona-chat') {
   });
   assert.equal(created.status, 201);
   const { id } = await created.json();
-  const send = (message: string, signal?: AbortSignal) =>
+  const send = (message: string, signal?: AbortSignal, key: string = crypto.randomUUID()) =>
     fetch(`${url}${base}/conversations/${id}/messages`, {
       method: 'POST',
       headers: {
         ...auth,
         'content-type': 'application/json',
         accept: 'text/event-stream',
-        'idempotency-key': crypto.randomUUID(),
+        'idempotency-key': key,
       },
       body: JSON.stringify({ message }),
       signal,
     });
-  return { token, id, send };
+  const run = (key: string, action: 'events' | 'stop', lastEventId?: string) =>
+    fetch(`${url}${base}/conversations/${id}/runs/${key}/${action}`, {
+      method: action === 'stop' ? 'POST' : 'GET',
+      headers: { ...auth, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    });
+  return { token, id, send, run };
+}
+
+/** Reads a stream until `count` events arrived, then stops reading; returns their ids and text. */
+async function readUntil(response: Response, count: number) {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const ids: string[] = [];
+  let text = '';
+  let events = 0;
+  while (events < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      if (block.startsWith(':')) continue;
+      const id = /^id: (.*)$/m.exec(block)?.[1];
+      if (id) ids.push(id);
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (/^event: delta$/m.test(block)) text += (JSON.parse(data!) as { text: string }).text;
+      events++;
+    }
+  }
+  return { ids, text };
 }
 
 describe('backend over real sockets', () => {
@@ -129,20 +161,45 @@ describe('backend over real sockets', () => {
       assert.equal(upstream.emulator.store.get(id)!.chatMessagesCount, 2);
     });
 
-    it(`aborts the ${delivery} upstream request within a second of the browser going away`, async () => {
-      const { send, id } = await visit(servers[i]!.url);
+    it(`keeps reading the ${delivery} upstream when the browser goes away, and follows on after Last-Event-ID`, async () => {
+      const { send, run, id } = await visit(servers[i]!.url);
       const controller = new AbortController();
-      const res = await send('How do I return a tent?', controller.signal);
-      const reader = res.body!.getReader();
-      await reader.read();
-      await reader.read();
-      const aborted = performance.now();
+      const key = crypto.randomUUID();
+      const res = await send('How do I return a tent?', controller.signal, key);
+      const seen = await readUntil(res, 3);
       controller.abort();
+      const entry = upstream.continues.at(-1)!;
+      await new Promise(resolve => setTimeout(resolve, 300));
+      assert.equal(entry.ended, undefined, 'the service is still read');
+      const lastId = seen.ids.at(-1)!;
+      const rest = await run(key, 'events', lastId);
+      assert.equal(rest.status, 200);
+      const text = await rest.text();
+      const list = parseEvents(text);
+      assert.deepEqual(list[0], { event: 'meta', data: { conversationId: id, key, attempt: 1 } });
+      assert.equal(list.at(-1)!.event, 'done');
+      const stored = upstream.emulator.store.get(id)!.chatMessages!;
+      assert.equal(seen.text + textOfEvents(list), stored[1]!.content, 'no text lost or repeated');
+      assert.equal(upstream.continues.filter(c => c.path.includes(id)).length, 1);
+    });
+
+    it(`stops a ${delivery} reply from another request within a second`, async () => {
+      const { send, run } = await visit(servers[i]!.url);
+      const key = crypto.randomUUID();
+      const res = await send('How do I return a tent?', undefined, key);
+      const reading = res.text();
+      const stopped = performance.now();
+      const answer = await run(key, 'stop');
+      assert.equal(answer.status, 202);
+      assert.deepEqual(await answer.json(), { key, status: 'stopping' });
       const entry = upstream.continues.at(-1)!;
       for (let waited = 0; !entry.ended && waited < 2000; waited += 20) await new Promise(r => setTimeout(r, 20));
       assert.ok(entry.ended, 'the emulator saw its request end');
-      assert.ok(entry.ended - aborted < 1000, `within a second (${Math.round(entry.ended - aborted)} ms)`);
-      assert.equal(upstream.emulator.store.get(id)!.chatMessagesCount, 0, 'the run was dropped');
+      assert.ok(entry.ended - stopped < 1000, `within a second (${Math.round(entry.ended - stopped)} ms)`);
+      const list = parseEvents(await reading);
+      const done = list.at(-1)!;
+      assert.equal(done.event === 'done' && done.data.finishReason, 'stopped');
+      assert.equal((await run(key, 'stop')).status, 409, 'a finished run cannot be stopped again');
     });
   }
 });

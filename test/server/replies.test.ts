@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { ErrorEnvelope, MessageReply } from '../../src/protocol.js';
+import type { ConversationDetail, ErrorEnvelope, MessageReply } from '../../src/protocol.js';
 import { events, parseEvents, setup, textOfEvents, transcript } from '../support/backend.js';
 import type { Event } from '../support/backend.js';
 import { apiKey } from '../support/service.js';
@@ -60,8 +60,17 @@ describe('backend replies', () => {
     assert.equal(res.headers.get('cache-control'), 'no-cache, no-transform');
     assert.equal(res.headers.get('x-accel-buffering'), 'no');
     assert.equal(res.headers.get('content-encoding'), null);
-    const list = await events(res);
-    assert.deepEqual(list[0], { event: 'meta', data: { conversationId: id } });
+    const text = await res.text();
+    const list = parseEvents(text);
+    assert.equal(list[0]!.event, 'meta');
+    assert.deepEqual(list[0]!.data, {
+      conversationId: id,
+      key: list[0]!.event === 'meta' && list[0]!.data.key,
+      attempt: 1,
+    });
+    const ids = [...text.matchAll(/^id: (.*)$/gm)].map(m => m[1]);
+    assert.equal(ids.length, list.length - 1, 'every event but meta has an id');
+    assert.equal(new Set(ids).size, ids.length, 'ids are unique');
     assert.ok(list.filter(e => e.event === 'delta').length > 10, 'word by word');
     assert.deepEqual(
       list.map(e => e.event).filter((e, i, all) => e !== all[i - 1]),
@@ -134,28 +143,37 @@ describe('backend replies', () => {
   });
 
   describe('idempotency', () => {
-    it('answers the same key 409 while it runs, replays it once done, and continues upstream exactly once', async () => {
+    it('attaches a retried key to its run: live while it runs, replayed once done, sent upstream once', async () => {
       const { session, conversation, send, continues } = setup({ emulator: { pace: 200 } });
       const { token } = await session();
       const id = await conversation(token);
       const key = crypto.randomUUID();
       const first = await send(token, id, question, { key });
       const concurrent = await send(token, id, question, { key });
-      assert.equal(concurrent.status, 409);
-      assert.equal(((await concurrent.json()) as ErrorEnvelope).error.code, 'duplicate_request');
-      assert.equal(concurrent.headers.get('retry-after'), '1');
-      const original = await events(first);
+      assert.equal(concurrent.status, 200, 'no 409: the second request follows the same run');
+      const [original, attached] = await Promise.all([events(first), events(concurrent)]);
       const replayedStream = await events(await send(token, id, question, { key }));
       const replayedJson = (await (
         await send(token, id, question, { key, accept: 'application/json' })
       ).json()) as MessageReply;
       assert.equal(continues().length, 1, 'one upstream continue');
-      assert.equal(textOfEvents(replayedStream), textOfEvents(original));
-      assert.deepEqual(replayedStream.at(-1), original.at(-1));
+      assert.deepEqual(attached, original);
+      assert.deepEqual(replayedStream, original);
       assert.equal(replayedJson.content, textOfEvents(original));
       const other = await events(await send(token, id, question));
       assert.equal(other.at(-1)!.event, 'done');
       assert.equal(continues().length, 2, 'a new key is a new message');
+    });
+
+    it('refuses a key sent again with another message', async () => {
+      const { session, conversation, send } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      const key = crypto.randomUUID();
+      await events(await send(token, id, question, { key }));
+      const other = await send(token, id, 'Something else', { key });
+      assert.equal(other.status, 409);
+      assert.equal(((await other.json()) as ErrorEnvelope).error.code, 'duplicate_request');
     });
 
     it('lets a failed message be retried with the same key', async () => {
@@ -223,25 +241,31 @@ describe('backend replies', () => {
       assert.equal((await sendFrom('192.0.2.5')).status, 200, 'another address has its own bucket');
     });
 
-    it('limits concurrent replies per user, and frees the slot when a reply ends or is aborted', async () => {
-      const { session, conversation, send } = setup({
+    it('limits replies in progress per user, and frees the slot when a reply ends or is stopped', async () => {
+      const { session, conversation, send, api } = setup({
         emulator: { pace: 100 },
         backend: { limits: { concurrentStreamsPerUser: 1 } },
       });
       const { token } = await session();
       const id = await conversation(token);
+      const key = crypto.randomUUID();
       const controller = new AbortController();
-      const first = await send(token, id, question, { signal: controller.signal });
+      const first = await send(token, id, question, { key, signal: controller.signal });
       const second = await send(token, id, question);
       assert.equal(second.status, 429);
       assert.equal(second.headers.get('retry-after'), '1');
       const { reader } = await readEvents(first, 3);
-      // The browser goes away: its request is aborted. (Cancelling a tee'd body waits for the other branch.)
+      // The browser goes away: the reply goes on, and keeps its slot.
       controller.abort();
       void reader.cancel();
-      await new Promise(resolve => setTimeout(resolve, 50));
+      assert.equal((await send(token, id, 'membership')).status, 429, 'a reply nobody watches still counts');
+      const stopped = await api('POST', `/conversations/${id}/runs/${key}/stop`, token);
+      assert.equal(stopped.status, 202);
+      const followed = await events(await api('GET', `/conversations/${id}/runs/${key}/events`, token));
+      const done = followed.at(-1)!;
+      assert.equal(done.event === 'done' && done.data.finishReason, 'stopped');
       const third = await send(token, id, 'membership');
-      assert.equal(third.status, 200, 'an aborted reply frees its slot');
+      assert.equal(third.status, 200, 'a stopped reply frees its slot');
       await events(third);
       const fourth = await send(token, id, 'membership');
       assert.equal(fourth.status, 200, 'a finished reply frees its slot');
@@ -250,12 +274,13 @@ describe('backend replies', () => {
   });
 
   describe('failures', () => {
-    it('aborts the upstream request when the browser goes away, and the service keeps nothing', async () => {
-      const { session, conversation, send, continues, emulator } = setup({ emulator: { pace: 100 } });
+    it('keeps reading the service when the browser goes away, so the service keeps the reply', async () => {
+      const { session, conversation, send, continues, emulator, api } = setup({ emulator: { pace: 100 } });
       const { token } = await session();
       const id = await conversation(token);
       const controller = new AbortController();
-      const res = await send(token, id, question, { signal: controller.signal });
+      const key = crypto.randomUUID();
+      const res = await send(token, id, question, { key, signal: controller.signal });
       const { reader, seen } = await readEvents(res, 3);
       assert.deepEqual(
         seen.map(e => e.event),
@@ -264,9 +289,11 @@ describe('backend replies', () => {
       // The browser goes away: its request is aborted. (Cancelling a tee'd body waits for the other branch.)
       controller.abort();
       void reader.cancel();
-      await new Promise(resolve => setTimeout(resolve, 100));
-      assert.equal(continues()[0]!.signal.aborted, true, 'the upstream request was aborted');
-      assert.equal(emulator.store.get(id)!.chatMessagesCount, 0);
+      await new Promise(resolve => setTimeout(resolve, 50));
+      assert.equal(continues()[0]!.signal.aborted, false, 'the upstream request goes on');
+      const rest = await events(await api('GET', `/conversations/${id}/runs/${key}/events`, token));
+      assert.equal(rest.at(-1)!.event, 'done');
+      assert.equal(emulator.store.get(id)!.chatMessagesCount, 2, 'the service stored the run');
     });
 
     it('ends a stream the service cuts with a retryable error event', async () => {
@@ -351,6 +378,129 @@ describe('backend replies', () => {
         const text = JSON.stringify(line);
         assert.ok(!text.includes(s.token) && !text.includes(s.cookie!.split('=')[1]!) && !text.includes(apiKey));
       }
+    });
+  });
+
+  describe('runs', () => {
+    const detail = async (api: ReturnType<typeof setup>['api'], token: string, id: string) =>
+      (await (await api('GET', `/conversations/${id}`, token)).json()) as ConversationDetail;
+
+    it('lists a running reply in its conversation, with the message and the text so far, until the service holds it', async () => {
+      const { session, conversation, send, api } = setup({ emulator: { pace: 100 } });
+      const { token } = await session();
+      const id = await conversation(token);
+      const key = crypto.randomUUID();
+      const { reader, seen } = await readEvents(await send(token, id, question, { key }), 4);
+      void reader.cancel();
+      const during = await detail(api, token, id);
+      assert.deepEqual(during.messages, []);
+      assert.equal(during.runs.length, 1);
+      const [run] = during.runs;
+      assert.equal(run!.key, key);
+      assert.equal(run!.message, question);
+      assert.equal(run!.status, 'running');
+      assert.ok(run!.content.startsWith(textOfEvents(seen)), 'at least what the browser saw');
+      assert.match(run!.lastEventId!, /^\d+-\d+$/);
+      const rest = await events(await api('GET', `/conversations/${id}/runs/${key}/events`, token));
+      assert.equal(rest.at(-1)!.event, 'done');
+      const after = await detail(api, token, id);
+      assert.deepEqual(
+        after.messages.map(m => m.role),
+        ['user', 'assistant'],
+      );
+      assert.deepEqual(after.runs, [], 'held by the service now');
+    });
+
+    it('lists stopped and failed replies, and retries each as its next attempt', async () => {
+      const { session, conversation, send, api, emulator, continues } = setup({ emulator: { pace: 100 } });
+      const { token } = await session();
+      const id = await conversation(token);
+      const stoppedKey = crypto.randomUUID();
+      const { reader } = await readEvents(await send(token, id, question, { key: stoppedKey }), 3);
+      void reader.cancel();
+      assert.equal((await api('POST', `/conversations/${id}/runs/${stoppedKey}/stop`, token)).status, 202);
+      await events(await api('GET', `/conversations/${id}/runs/${stoppedKey}/events`, token));
+      emulator.faults.set({ cut: { afterChunks: 2, count: 1 } });
+      const failedKey = crypto.randomUUID();
+      await events(await send(token, id, 'membership', { key: failedKey }));
+      const listed = await detail(api, token, id);
+      assert.deepEqual(
+        listed.runs.map(r => [r.key, r.status, r.error?.code ?? null]),
+        [
+          [stoppedKey, 'stopped', null],
+          [failedKey, 'failed', 'upstream_error'],
+        ],
+      );
+      assert.ok(listed.runs[0]!.content.length > 0, 'what was written before the stop stays');
+      const retried = await events(await send(token, id, 'membership', { key: failedKey }));
+      assert.deepEqual(retried[0]!.data, { conversationId: id, key: failedKey, attempt: 2 });
+      assert.equal(retried.at(-1)!.event, 'done');
+      assert.equal(continues().length, 3);
+    });
+
+    it('sends citations of the protocol shape, whatever the service sent', async () => {
+      const garbage = [null, { sourceName: { x: 1 }, partitions: 'oops' }, { partitions: [null, { text: 'ok' }] }];
+      const emulatorFetch = setup().emulator;
+      const { session, conversation, send } = setup({
+        backend: {
+          fetch: async (input, init) => {
+            const response = await emulatorFetch.fetch(new Request(input, init));
+            if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+            const text = (await response.text()).replace(
+              /"citations":\[.*?\](?=,"moderation)/,
+              `"citations":${JSON.stringify(garbage)}`,
+            );
+            return new Response(text, response);
+          },
+        },
+      });
+      const { token } = await session();
+      const list = await events(await send(token, await conversation(token), question));
+      const citations = list.find(e => e.event === 'citations');
+      assert.deepEqual(citations?.data, { citations: [{}, {}, { partitions: [{ text: 'ok' }] }] });
+      assert.equal(list.at(-1)!.event, 'done');
+    });
+
+    it("answers bad run requests with a clear 4xx, and 404 for anything not the caller's", async () => {
+      const { session, conversation, send, api } = setup();
+      const a = await session();
+      const b = await session();
+      const id = await conversation(a.token);
+      const other = await conversation(a.token);
+      const key = crypto.randomUUID();
+      await events(await send(a.token, id, question, { key }));
+      const check = async (res: Response, status: number, code: string) => {
+        assert.equal(res.status, status);
+        assert.equal(((await res.json()) as ErrorEnvelope).error.code, code);
+      };
+      const eventsOf = (token: string, conversationId: string, runKey: string, lastEventId?: string) =>
+        api('GET', `/conversations/${conversationId}/runs/${runKey}/events`, token, {
+          headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
+        });
+      await check(await eventsOf(a.token, id, key, 'yesterday'), 400, 'invalid_request');
+      await check(await eventsOf(a.token, id, key, '1-1 event: done'), 400, 'invalid_request');
+      await check(await eventsOf(a.token, id, 'no'), 400, 'invalid_request');
+      await check(await eventsOf(a.token, id, crypto.randomUUID()), 404, 'run_not_found');
+      await check(await eventsOf(a.token, other, key), 404, 'run_not_found');
+      await check(await eventsOf(b.token, id, key), 404, 'conversation_not_found');
+      await check(await api('POST', `/conversations/${id}/runs/${key}/stop`, b.token), 404, 'conversation_not_found');
+      await check(await api('POST', `/conversations/${id}/runs/${key}/stop`, a.token), 409, 'run_finished');
+      await check(
+        await api('POST', `/conversations/${id}/runs/${crypto.randomUUID()}/stop`, a.token),
+        404,
+        'run_not_found',
+      );
+      const replay = await eventsOf(a.token, id, key, '1-1');
+      assert.equal(replay.status, 200);
+      assert.equal((await events(replay)).at(-1)!.event, 'done');
+      await check(
+        await api('POST', `/conversations/${id}/messages`, a.token, {
+          body: { message: question },
+          headers: { 'idempotency-key': key, 'last-event-id': 'x' },
+        }),
+        400,
+        'invalid_request',
+      );
     });
   });
 });

@@ -1,0 +1,39 @@
+/**
+ * @module
+ * What the backend's middleware and routes share: the Hono environment of a request, and the parts the backend is
+ * made of, built once by `createBackend`.
+ */
+import type { Context } from 'hono';
+import type { RequestIdVariables } from 'hono/request-id';
+import type { ServiceClient } from '../service/client.js';
+import type { BackendConfig, LogLine, ResolvedConfig } from './config.js';
+import type { Limiter } from './limits.js';
+import type { Ownership } from './ownership.js';
+import type { Runs } from './runs.js';
+import type { BackendStore } from './store.js';
+import type { TokenClaims, Tokens } from './tokens.js';
+
+export type Env = {
+  Variables: RequestIdVariables & {
+    user: TokenClaims;
+    /** For streamed replies: settles with how the stream ended, when it ends. */
+    outcome: Promise<LogLine['outcome']> | undefined;
+    /** What went wrong, for the log line: our code, and the cause without secrets. */
+    failure: { code: string; detail?: string } | undefined;
+  };
+};
+
+export type Ctx = Context<Env>;
+
+export interface Parts {
+  config: BackendConfig;
+  settings: ResolvedConfig;
+  service: ServiceClient;
+  store: BackendStore;
+  tokens: Tokens;
+  ownership: Ownership;
+  runs: Runs;
+  limiter: Limiter;
+  /** Secrets that must never reach a log line. */
+  secrets: string[];
+}

@@ -1,0 +1,133 @@
+/**
+ * @module
+ * The visitor's conversations: start one, list theirs, read one (with the replies of the replay window the service
+ * does not hold yet), and change its name, status, active flag or metadata. Every route that names a conversation
+ * checks first that it is the visitor's.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { readJsonBody } from '../../json-body.js';
+import type { ConversationDetail, ConversationList, MessageView, RunView } from '../../protocol.js';
+import type { Conversation } from '../../service/types.js';
+import type { Ctx, Env, Parts } from '../context.js';
+import { HttpError } from '../errors.js';
+import { detailOf, isConversationId, summaryOf } from '../ownership.js';
+
+const cursorPattern = /^[A-Za-z0-9_.~+/=%-]{1,2048}$/;
+
+const metadataSchema = z
+  .record(
+    z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'metadata keys are 1 to 64 letters, digits, _ . or -'),
+    z.string().max(500),
+  )
+  .refine(m => Object.keys(m).length <= 20, 'metadata has at most 20 keys')
+  .refine(m => JSON.stringify(m).length <= 2048, 'metadata is at most 2 KB');
+
+const createSchema = z.strictObject({ metadata: metadataSchema.optional() });
+const patchSchema = z
+  .strictObject({
+    name: z.string().max(100, 'name must be at most 100 characters').optional(),
+    status: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,32}$/, 'status is 1 to 32 letters, digits, _ or -')
+      .optional(),
+    active: z.boolean({ error: 'active must be true or false' }).optional(),
+    metadata: metadataSchema.optional(),
+  })
+  .refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata');
+
+/** The `:id` of the route, checked to be a conversation id. */
+export function conversationId(c: Ctx): string {
+  const id = c.req.param('id') ?? '';
+  if (!isConversationId(id)) {
+    throw new HttpError(400, 'invalid_request', 'The conversation id is malformed.', { retryable: false });
+  }
+  return id;
+}
+
+export function conversationRoutes({ settings, service, ownership, runs }: Parts) {
+  const app = new Hono<Env>();
+
+  app.post('/conversations', async c => {
+    const { sub, personaId } = c.get('user');
+    const body = await readJsonBody(c, createSchema, { allowEmpty: true });
+    const signal = c.req.raw.signal;
+    let conversation: Conversation;
+    if (settings.general) {
+      conversation = await service.createConversation({ ...settings.general, externalUserId: sub }, { signal });
+    } else {
+      if (!personaId || !settings.personaIds.includes(personaId)) {
+        throw new HttpError(401, 'token_invalid', 'The token is for a persona this chat no longer serves.', {
+          retryable: false,
+        });
+      }
+      conversation = await service.createPersonaConversation({ personaId, externalUserId: sub }, { signal });
+    }
+    ownership.remember(conversation.conversationId, sub);
+    if (body.metadata && Object.keys(body.metadata).length) {
+      const metadata = { ...conversation.metadata, client: body.metadata };
+      conversation = await service.setMetadata(conversation.conversationId, metadata, { signal });
+    }
+    return c.json(summaryOf(conversation), 201);
+  });
+
+  app.get('/conversations', async c => {
+    const { sub } = c.get('user');
+    const cursor = c.req.query('cursor');
+    if (cursor !== undefined && !cursorPattern.test(cursor)) {
+      throw new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
+    }
+    const page = await service.listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal });
+    const mine = (page.data ?? []).filter(
+      conversation => conversation.externalUserId === sub && !conversation.isDeleted,
+    );
+    for (const conversation of mine) ownership.remember(conversation.conversationId, sub);
+    const list: ConversationList = { data: mine.map(summaryOf), next: page.continuationToken || null };
+    return c.json(list);
+  });
+
+  app.get('/conversations/:id', async c => {
+    const { sub } = c.get('user');
+    const conversation = await ownership.check(sub, conversationId(c), { signal: c.req.raw.signal, fetch: true });
+    const detail = detailOf(conversation!);
+    return c.json(withRuns(detail, await runs.views(detail.id, sub)));
+  });
+
+  app.patch('/conversations/:id', async c => {
+    const id = conversationId(c);
+    const body = await readJsonBody(c, patchSchema);
+    const signal = c.req.raw.signal;
+    let conversation = await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+    if (body.name !== undefined) conversation = await service.setConversationName(id, body.name, { signal });
+    if (body.status !== undefined) conversation = await service.setConversationStatus(id, body.status, { signal });
+    if (body.active !== undefined) conversation = await service.setActive(id, body.active, { signal });
+    if (body.metadata !== undefined) {
+      conversation = await service.setMetadata(id, { ...conversation!.metadata, client: body.metadata }, { signal });
+    }
+    return c.json(summaryOf(conversation!));
+  });
+
+  return app;
+}
+
+/**
+ * The conversation with the runs its messages do not hold: a finished run is held when its reply's messageId (or
+ * its message and reply, word for word) is in the history. A service that keeps a message as soon as it accepts
+ * it would show it twice, so trailing user messages that a listed run stands for are left to the run.
+ */
+export function withRuns(detail: Omit<ConversationDetail, 'runs'>, views: RunView[]): ConversationDetail {
+  const messages = detail.messages;
+  const held = (run: RunView) =>
+    run.status === 'done' &&
+    messages.some(
+      (m, i) =>
+        m.role === 'assistant' &&
+        ((run.messageId !== null && m.id === run.messageId) ||
+          (m.content === run.content && messages[i - 1]?.content === run.message)),
+    );
+  const runs = views.filter(run => !held(run));
+  const trailing: MessageView[] = [...messages];
+  const pending = new Set(runs.map(run => run.message));
+  while (trailing.at(-1)?.role === 'user' && pending.delete(trailing.at(-1)!.content)) trailing.pop();
+  return { ...detail, messages: trailing, runs };
+}

@@ -1,0 +1,215 @@
+/**
+ * @module
+ * Replies, as runs: `POST /conversations/:id/messages` starts the run of a message (or attaches to it, replays
+ * it, or retries it: the Idempotency-Key names the run), `GET …/runs/:key/events` follows a run after the
+ * `Last-Event-ID` it was left at, and `POST …/runs/:key/stop` stops it wherever it is produced.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { readJsonBody } from '../../json-body.js';
+import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
+import type { LogLine } from '../config.js';
+import type { Ctx, Env, Parts } from '../context.js';
+import { HttpError, noteFailure } from '../errors.js';
+import { isTerminal, runId, runNotFound } from '../runs.js';
+import { eventFrame, frame, ping, sseHeaders } from '../sse.js';
+import type { RunRecord } from '../store.js';
+import { parseEventId } from '../store.js';
+import { conversationId } from './conversations.js';
+
+const keyPattern = /^[A-Za-z0-9_.:-]{8,128}$/;
+const keyRule = '8 to 128 letters, digits, _ . : or -';
+
+export function replyRoutes(parts: Parts) {
+  const { settings, ownership, runs, limiter, secrets } = parts;
+  const app = new Hono<Env>();
+  const messageSchema = z.strictObject({
+    message: z
+      .string({ error: 'message must be a string' })
+      .refine(m => m.trim().length > 0, 'message must not be empty')
+      .refine(
+        m => m.length <= settings.limits.messageMaxLength,
+        `message must be at most ${settings.limits.messageMaxLength} characters`,
+      ),
+  });
+
+  app.post('/conversations/:id/messages', async c => {
+    const { sub } = c.get('user');
+    const id = conversationId(c);
+    const key = c.req.header('idempotency-key');
+    if (!key || !keyPattern.test(key)) {
+      throw new HttpError(400, 'invalid_request', `An Idempotency-Key header of ${keyRule} is required.`, {
+        retryable: false,
+      });
+    }
+    const after = lastEventId(c);
+    const { message } = await readJsonBody(c, messageSchema);
+    await ownership.check(sub, id, { signal: c.req.raw.signal });
+    const admit = async () => {
+      await limiter.perMinute(`message:user:${sub}`, settings.limits.messagesPerUserPerMinute);
+      await limiter.perIp('message', settings.limits.messagesPerIpPerMinute, c);
+      return limiter.replySlot(sub);
+    };
+    const { record, accepted } = await runs.send({ owner: sub, conversationId: id, key }, message, admit, work => {
+      // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
+      try {
+        c.executionCtx.waitUntil(work);
+      } catch {
+        // No execution context (Node): the process keeps the reply going.
+      }
+    });
+    await accepted;
+    if (wantsStream(c)) return stream(c, record, after);
+    return c.json(await whole(c, record));
+  });
+
+  app.get('/conversations/:id/runs/:key/events', async c => {
+    const record = await ownRun(c);
+    return stream(c, record, lastEventId(c));
+  });
+
+  app.post('/conversations/:id/runs/:key/stop', async c => {
+    const { sub } = c.get('user');
+    const id = conversationId(c);
+    const key = runKey(c);
+    await ownership.check(sub, id, { signal: c.req.raw.signal });
+    const result = await runs.stop({ owner: sub, conversationId: id, key });
+    if (result === 'unknown') throw runNotFound();
+    if (result === 'finished') {
+      throw new HttpError(409, 'run_finished', 'This reply has already ended.', { retryable: false });
+    }
+    const body: StopResponse = { key, status: 'stopping' };
+    return c.json(body, 202);
+  });
+
+  /** The run named by the route, if it is the visitor's; the same 404 otherwise. */
+  async function ownRun(c: Ctx): Promise<RunRecord> {
+    const { sub } = c.get('user');
+    const id = conversationId(c);
+    const key = runKey(c);
+    await ownership.check(sub, id, { signal: c.req.raw.signal });
+    const record = await parts.store.getRun(runId({ conversationId: id, key }));
+    if (!record || record.owner !== sub) throw runNotFound();
+    return record;
+  }
+
+  /** The run's events as SSE: `meta` at once, then the log after `after`, then live events, pings between. */
+  function stream(c: Ctx, record: RunRecord, after: string | null) {
+    const reader = new AbortController();
+    const events = runs.follow(runId(record), record.attempt, after, reader.signal);
+    let settle: (outcome: LogLine['outcome']) => void = () => {};
+    c.set('outcome', new Promise(resolve => (settle = resolve)));
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const end = (outcome: LogLine['outcome']) => {
+      clearInterval(timer);
+      reader.abort();
+      settle(outcome);
+    };
+    const meta: StreamEvents['meta'] = {
+      conversationId: record.conversationId,
+      key: record.key,
+      attempt: record.attempt,
+    };
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(frame('meta', meta));
+        timer = setInterval(() => controller.enqueue(ping()), settings.pingIntervalMs);
+        // Pings never hold a process open by themselves (runtimes without unref have no such concern).
+        (timer as { unref?: () => void }).unref?.();
+      },
+      async pull(controller) {
+        try {
+          const next = await events.next();
+          if (next.done) {
+            // A new attempt began, or the reader left: the browser follows again from where it was.
+            end(reader.signal.aborted ? 'detached' : 'restarted');
+            return controller.close();
+          }
+          const event = next.value;
+          controller.enqueue(eventFrame(event.id, event.event, event.data));
+          if (isTerminal(event)) {
+            end(outcomeOf(event.event, event.data));
+            controller.close();
+          }
+        } catch (error) {
+          // The store failed while following: the browser sees the stream end and follows again.
+          noteFailure(c, new HttpError(503, 'upstream_unavailable', 'The run could not be read.'), error, secrets);
+          end('error');
+          controller.close();
+        }
+      },
+      async cancel() {
+        end('detached');
+        await events.return(undefined);
+      },
+    });
+    return new Response(body, { headers: sseHeaders });
+  }
+
+  /** The whole reply, for `Accept: application/json`: waits for the run to end. */
+  async function whole(c: Ctx, record: RunRecord): Promise<MessageReply> {
+    const reply: MessageReply = {
+      messageId: null,
+      runId: null,
+      content: '',
+      finishReason: null,
+      citations: [],
+      usage: null,
+    };
+    for await (const event of runs.follow(runId(record), record.attempt, null, c.req.raw.signal)) {
+      const data: unknown = JSON.parse(event.data);
+      if (event.event === 'delta') reply.content += (data as StreamEvents['delta']).text;
+      else if (event.event === 'citations') reply.citations = (data as StreamEvents['citations']).citations;
+      else if (event.event === 'done') {
+        const done = data as StreamEvents['done'];
+        return { ...reply, ...done };
+      } else if (event.event === 'error') {
+        const error = data as StreamEvents['error'];
+        throw new HttpError(statusOf(error.code), error.code, error.message, { retryable: error.retryable });
+      }
+    }
+    throw new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.');
+  }
+
+  return app;
+}
+
+function wantsStream(c: Ctx) {
+  return (c.req.header('accept') ?? '').includes('text/event-stream');
+}
+
+function runKey(c: Ctx): string {
+  const key = c.req.param('key') ?? '';
+  if (!keyPattern.test(key)) {
+    throw new HttpError(400, 'invalid_request', `The run key is malformed: it is ${keyRule}.`, { retryable: false });
+  }
+  return key;
+}
+
+/** The `Last-Event-ID` header, checked to be an event id; null when absent. */
+function lastEventId(c: Ctx): string | null {
+  const value = c.req.header('last-event-id');
+  if (value === undefined || value === '') return null;
+  if (!parseEventId(value)) {
+    throw new HttpError(400, 'invalid_request', 'Last-Event-ID is not an id this stream gave.', {
+      retryable: false,
+    });
+  }
+  return value;
+}
+
+function outcomeOf(event: string, data: string): LogLine['outcome'] {
+  if (event === 'error') return 'error';
+  return (JSON.parse(data) as StreamEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
+}
+
+/** The status an error of a run stands for, when the reply is asked for whole. */
+function statusOf(code: string): number {
+  return code === 'upstream_timeout'
+    ? 504
+    : code === 'upstream_unavailable' || code === 'interrupted'
+      ? 503
+      : code === 'internal_error'
+        ? 500
+        : 502;
+}

@@ -1,0 +1,426 @@
+/**
+ * @module
+ * Replies are runs. A run is keyed by its message's Idempotency-Key in its conversation and kept by the store: a
+ * producer (whichever request started it) reads the service and appends every event of the reply to the run's
+ * log, holding a lease while it does; any number of readers replay the log after an event id and then follow it
+ * live. The browser going away is not a stop: the producer keeps reading the service, bounded by the upstream
+ * timeouts, and the log stays for the replay window. A stop is a signal in the store that reaches the producer
+ * wherever it runs. A producer that vanished (its lease expired before the reply ended) leaves its run
+ * `interrupted`, and retrying the message first looks in the service's history for it and its reply.
+ */
+import { normalizeCitations } from '../citations.js';
+import type { Citation, ErrorCode, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
+import type { ChatMessage, StreamChunk } from '../service/types.js';
+import { HttpError, toHttpError } from './errors.js';
+import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
+
+export interface RunLimits {
+  /** How long a run and its log are kept after its last event. */
+  replayWindowMs: number;
+  /** Most events one attempt's log holds; past a share of it, text is appended in bigger pieces. */
+  eventsPerRun: number;
+  /** Most bytes of reply text one run keeps; a longer reply ends there with `finishReason: "length"`. */
+  bytesPerRun: number;
+  /** Runs each conversation keeps listed for the replay window. */
+  runsPerConversation: number;
+}
+
+export interface RunsOptions {
+  store: BackendStore;
+  limits: RunLimits;
+  /** Sends the message; resolves once the service accepted it, with the reply's chunks still to read. */
+  open(conversationId: string, message: string, signal: AbortSignal): Promise<AsyncGenerator<StreamChunk>>;
+  /** The conversation's messages as the service keeps them. */
+  history(conversationId: string, signal: AbortSignal): Promise<ChatMessage[]>;
+  /** The producer's lease, renewed every third of it. Default 15 s. */
+  leaseMs?: number;
+  /** Told about failures of the store while producing, which no request is there to hear. */
+  onError?(error: unknown): void;
+}
+
+/** Who asks for a run: the visitor, the conversation (already checked to be theirs) and the key. */
+export interface RunRef {
+  owner: string;
+  conversationId: string;
+  key: string;
+}
+
+export const runId = ({ conversationId, key }: Omit<RunRef, 'owner'>) => `run:${conversationId}:${key}`;
+
+export const isTerminal = (event: Pick<LoggedEvent, 'event'>) => event.event === 'done' || event.event === 'error';
+
+/** Admission for a new producer (rate limits, a reply slot): throws when refused, else returns its release. */
+export type Admit = () => Promise<() => Promise<void>>;
+
+/** Told about a producer's work, for runtimes that end work with the response (Workers' `waitUntil`). */
+export type Background = (work: Promise<unknown>) => void;
+
+/** Why a producer stopped before its reply ended. */
+class Halt {
+  constructor(readonly why: 'stopped' | 'lease-lost' | 'closing') {}
+}
+
+const newToken = () => crypto.randomUUID();
+const encoder = new TextEncoder();
+
+export class Runs {
+  readonly #store: BackendStore;
+  readonly #options: RunsOptions;
+  readonly #limits: RunLimits;
+  readonly #leaseMs: number;
+  /** This instance's producers, so that closing can end them. */
+  readonly #producers = new Set<AbortController>();
+
+  constructor(options: RunsOptions) {
+    this.#options = options;
+    this.#store = options.store;
+    this.#limits = options.limits;
+    this.#leaseMs = options.leaseMs ?? 15_000;
+  }
+
+  /**
+   * A message sent with its key: starts its run, restarts it after a failure or a stop, or finds it running or
+   * done. `accepted` settles once the service took the message (or the run was found): it rejects with the error
+   * the run ended with when the service refused it, so the caller can answer with that error.
+   */
+  async send(
+    ref: RunRef,
+    message: string,
+    admit: Admit,
+    background: Background = () => {},
+  ): Promise<{ record: RunRecord; accepted: Promise<void> }> {
+    const id = runId(ref);
+    let record = await this.#store.getRun(id);
+    if (record && record.owner !== ref.owner) throw runNotFound();
+    if (record && record.message !== message) {
+      throw new HttpError(409, 'duplicate_request', 'This Idempotency-Key was sent with another message.', {
+        retryable: false,
+      });
+    }
+    if (!record) {
+      const release = await admit();
+      const now = Date.now();
+      const fresh: RunRecord = { ...ref, message, createdAt: now, attempt: 1, attemptedAt: now };
+      const created = await this.#store
+        .createRun(id, fresh, {
+          ttlMs: this.#limits.replayWindowMs,
+          perConversation: this.#limits.runsPerConversation,
+        })
+        .catch(async error => {
+          await release();
+          throw error;
+        });
+      const token = newToken();
+      if (created.created && (await this.#store.acquireLease(id, token, this.#leaseMs))) {
+        return {
+          record: created.record,
+          accepted: this.#produce(id, created.record, token, release, undefined, background),
+        };
+      }
+      await release();
+      record = created.record;
+    }
+    const status = await this.status(id);
+    const last = await this.#store.lastEvent(id);
+    const restartable =
+      status === 'stopped' ||
+      status === 'interrupted' ||
+      (status === 'failed' && last !== undefined && (JSON.parse(last.data) as StreamEvents['error']).retryable);
+    if (!restartable) return { record, accepted: Promise.resolve() };
+
+    const token = newToken();
+    if (!(await this.#store.acquireLease(id, token, this.#leaseMs))) return { record, accepted: Promise.resolve() };
+    let release: () => Promise<void>;
+    try {
+      release = await admit();
+    } catch (error) {
+      await this.#store.releaseLease(id, token);
+      throw error;
+    }
+    const previous = await this.#store.readEvents(id, null, { waitMs: 0 });
+    const citations = previous
+      .filter(e => e.event === 'citations')
+      .map(e => JSON.parse(e.data) as StreamEvents['citations']);
+    const next: RunRecord = { ...record, attempt: record.attempt + 1, attemptedAt: Date.now() };
+    await this.#store.clearStop(id);
+    if (!(await this.#store.restartRun(id, next, token, this.#limits.replayWindowMs))) {
+      await release();
+      await this.#store.releaseLease(id, token);
+      return { record, accepted: Promise.resolve() };
+    }
+    // A stopped reply is asked again on purpose; any other may have reached the service before it failed.
+    const fromHistory = status === 'stopped' ? undefined : (citations.at(-1)?.citations ?? []);
+    return { record: next, accepted: this.#produce(id, next, token, release, fromHistory, background) };
+  }
+
+  /** How a run stands, from its log's newest event and whether a producer holds its lease. */
+  async status(id: string): Promise<RunStatus> {
+    const last = await this.#store.lastEvent(id);
+    if (last && isTerminal(last)) return terminalStatus(last);
+    if (await this.#store.leaseHeld(id)) return 'running';
+    // The producer may have just finished: look once more before calling it gone.
+    const again = await this.#store.lastEvent(id);
+    return again && isTerminal(again) ? terminalStatus(again) : 'interrupted';
+  }
+
+  /**
+   * The run's events after `after` (from its start when null), then live ones as they come, until its terminal
+   * event, the reader going away (`signal`), or a new attempt starting (the reader then follows that one afresh).
+   */
+  async *follow(id: string, attempt: number, after: string | null, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
+    let cursor = after;
+    while (!signal.aborted) {
+      const events = await this.#store.readEvents(id, cursor, { waitMs: this.#leaseMs / 3, signal });
+      for (const event of events) {
+        if (event.attempt !== attempt) return;
+        yield event;
+        cursor = event.id;
+        if (isTerminal(event)) return;
+      }
+      if (!events.length && !signal.aborted && !(await this.#store.leaseHeld(id))) await this.#interrupt(id);
+    }
+  }
+
+  /** Asks the run to stop. `unknown` runs are remembered as stopped, in case their message is still on its way. */
+  async stop(ref: RunRef): Promise<'stopping' | 'finished' | 'unknown'> {
+    const id = runId(ref);
+    const record = await this.#store.getRun(id);
+    if (!record || record.owner !== ref.owner) {
+      if (!record) await this.#store.requestStop(id, this.#limits.replayWindowMs);
+      return 'unknown';
+    }
+    if ((await this.status(id)) !== 'running') return 'finished';
+    await this.#store.requestStop(id, this.#limits.replayWindowMs);
+    return 'stopping';
+  }
+
+  /** The runs of a conversation in the replay window, as far as they got, oldest first. */
+  async views(conversationId: string, owner: string): Promise<RunView[]> {
+    const views: RunView[] = [];
+    for (const id of await this.#store.listRuns(conversationId)) {
+      const record = await this.#store.getRun(id);
+      if (!record || record.owner !== owner) continue;
+      const events = await this.#store.readEvents(id, null, { waitMs: 0 });
+      views.push(viewOf(record, events, await this.status(id)));
+    }
+    return views;
+  }
+
+  /** Ends this instance's producers: their runs end `interrupted`, and can be retried. */
+  close() {
+    for (const producer of this.#producers) producer.abort(new Halt('closing'));
+  }
+
+  /** Runs the producer in the background; resolves once the service accepted the message. */
+  #produce(
+    id: string,
+    record: RunRecord,
+    token: string,
+    release: () => Promise<void>,
+    historyCitations: Citation[] | undefined,
+    background: Background,
+  ): Promise<void> {
+    const { store } = this.#options;
+    const { replayWindowMs, eventsPerRun, bytesPerRun } = this.#limits;
+    let accept!: () => void;
+    let refuse!: (error: unknown) => void;
+    const accepted = new Promise<void>((resolve, reject) => ((accept = resolve), (refuse = reject)));
+    accepted.catch(() => {});
+    const abort = new AbortController();
+    this.#producers.add(abort);
+
+    const append = async <E extends StreamEventName>(event: E, data: StreamEvents[E]) => {
+      const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
+      if (appended === null) throw new Halt('lease-lost');
+    };
+    // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.
+    const coalesceFrom = eventsPerRun - 70;
+    const flushBytes = Math.ceil(bytesPerRun / 64);
+    let appended = 0;
+    let bytes = 0;
+    let pending = '';
+    const flush = async () => {
+      if (!pending) return;
+      const text = pending;
+      pending = '';
+      appended++;
+      await append('delta', { text });
+    };
+
+    const renew = setInterval(() => {
+      store.renewLease(id, token, this.#leaseMs).then(
+        held => held || abort.abort(new Halt('lease-lost')),
+        () => {},
+      );
+    }, this.#leaseMs / 3);
+    (renew as { unref?: () => void }).unref?.();
+    store.watchStop(id, abort.signal).then(
+      () => abort.abort(new Halt('stopped')),
+      () => {},
+    );
+
+    const work = (async () => {
+      try {
+        if (historyCitations) {
+          const found = await this.#fromHistory(record, abort.signal);
+          if (found) {
+            accept();
+            if (found.content) await append('delta', { text: found.content });
+            if (historyCitations.length) await append('citations', { citations: historyCitations });
+            await append('done', { messageId: found.messageId, runId: found.runId, finishReason: 'stop', usage: null });
+            return;
+          }
+        }
+        if (await store.stopRequested(id)) abort.abort(new Halt('stopped'));
+        abort.signal.throwIfAborted();
+        const chunks = await this.#options.open(record.conversationId, record.message, abort.signal);
+        accept();
+        for await (const chunk of chunks) {
+          if (chunk.type === 'delta') {
+            const size = encoder.encode(chunk.text).byteLength;
+            if (bytes + size > bytesPerRun) {
+              pending += cut(chunk.text, bytesPerRun - bytes);
+              await flush();
+              await append('done', { messageId: null, runId: null, finishReason: 'length', usage: null });
+              return;
+            }
+            bytes += size;
+            pending += chunk.text;
+            if (appended < coalesceFrom || pending.length >= flushBytes) await flush();
+          } else if (chunk.type === 'citations') {
+            await flush();
+            await append('citations', { citations: normalizeCitations(chunk.citations) });
+          } else {
+            await flush();
+            await append('done', {
+              messageId: typeof chunk.messageId === 'string' ? chunk.messageId : null,
+              runId: typeof chunk.runId === 'string' ? chunk.runId : null,
+              finishReason: typeof chunk.finishReason === 'string' ? chunk.finishReason : null,
+              usage: chunk.usage ?? null,
+            });
+            return;
+          }
+        }
+        throw new HttpError(502, 'upstream_error', 'The reply ended before it was complete.');
+      } catch (error) {
+        const halt = abort.signal.reason instanceof Halt ? abort.signal.reason : error instanceof Halt ? error : null;
+        if (halt?.why === 'lease-lost') return accept();
+        try {
+          await flush();
+          if (halt?.why === 'stopped') {
+            accept();
+            await append('done', { messageId: null, runId: null, finishReason: 'stopped', usage: null });
+          } else {
+            const failure = halt ? interrupted() : toHttpError(error);
+            refuse(failure);
+            await append('error', { code: failure.code, message: failure.message, retryable: failure.retryable });
+          }
+        } catch (appendError) {
+          if (!(appendError instanceof Halt)) this.#options.onError?.(appendError);
+        }
+      } finally {
+        clearInterval(renew);
+        abort.abort(new Halt('closing'));
+        this.#producers.delete(abort);
+        await Promise.allSettled([release(), store.releaseLease(id, token)]);
+      }
+    })();
+    work.catch(error => this.#options.onError?.(error));
+    background(work);
+    return accepted;
+  }
+
+  /**
+   * The reply the service already keeps for this run's message, if an earlier attempt got that far: the newest
+   * user message with the same text since the run began, followed by an assistant message.
+   */
+  async #fromHistory(record: RunRecord, signal: AbortSignal) {
+    const messages = await this.#options.history(record.conversationId, signal);
+    const since = record.createdAt - 60_000;
+    for (let i = messages.length - 2; i >= 0; i--) {
+      const [user, reply] = [messages[i]!, messages[i + 1]!];
+      const time = user.timestamp ? Date.parse(user.timestamp) : NaN;
+      if (!Number.isNaN(time) && time < since) break;
+      if (user.role === 'user' && user.content === record.message && reply.role === 'assistant') {
+        return {
+          content: reply.content ?? '',
+          messageId: reply.messageId ?? null,
+          runId: reply.conversationRunId ?? null,
+        };
+      }
+    }
+    return undefined;
+  }
+
+  /** Ends a run whose producer vanished, under a lease of its own so that only one reader writes the end. */
+  async #interrupt(id: string) {
+    const token = newToken();
+    if (!(await this.#store.acquireLease(id, token, this.#leaseMs))) return;
+    try {
+      const last = await this.#store.lastEvent(id);
+      if (!last || !isTerminal(last)) {
+        const failure = interrupted();
+        const data: StreamEvents['error'] = { code: failure.code, message: failure.message, retryable: true };
+        await this.#store.appendEvent(id, 'error', JSON.stringify(data), token, this.#limits.replayWindowMs);
+      }
+    } finally {
+      await this.#store.releaseLease(id, token);
+    }
+  }
+}
+
+export const runNotFound = () => new HttpError(404, 'run_not_found', 'There is no such reply.', { retryable: false });
+
+const interrupted = () =>
+  new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.', { retryable: true });
+
+function terminalStatus(event: LoggedEvent): RunStatus {
+  if (event.event === 'done') {
+    return (JSON.parse(event.data) as StreamEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
+  }
+  return (JSON.parse(event.data) as StreamEvents['error']).code === 'interrupted' ? 'interrupted' : 'failed';
+}
+
+/** A run as the browser sees it in a conversation: the message, the text so far and how it ended. */
+export function viewOf(record: RunRecord, events: LoggedEvent[], status: RunStatus): RunView {
+  const view: RunView = {
+    key: record.key,
+    message: record.message,
+    status,
+    content: '',
+    citations: [],
+    messageId: null,
+    finishReason: null,
+    error: null,
+    lastEventId: events.at(-1)?.id ?? null,
+    attempt: record.attempt,
+    createdAt: new Date(record.createdAt).toISOString(),
+  };
+  for (const event of events) {
+    const data: unknown = JSON.parse(event.data);
+    if (event.event === 'delta') view.content += (data as StreamEvents['delta']).text;
+    else if (event.event === 'citations') view.citations = (data as StreamEvents['citations']).citations;
+    else if (event.event === 'done') {
+      const done = data as StreamEvents['done'];
+      view.messageId = done.messageId;
+      view.finishReason = done.finishReason;
+    } else if (event.event === 'error') view.error = data as StreamEvents['error'];
+  }
+  if (status === 'interrupted' && !view.error) {
+    const failure = interrupted();
+    view.error = { code: failure.code as ErrorCode, message: failure.message, retryable: true };
+  }
+  return view;
+}
+
+/** The longest start of `text` that fits in `max` UTF-8 bytes. */
+function cut(text: string, max: number): string {
+  let out = '';
+  let size = 0;
+  for (const char of text) {
+    size += encoder.encode(char).byteLength;
+    if (size > max) break;
+    out += char;
+  }
+  return out;
+}

@@ -1,0 +1,305 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { StreamEvents } from '../../src/protocol.js';
+import { HttpError } from '../../src/server/errors.js';
+import { Runs, runId } from '../../src/server/runs.js';
+import type { RunLimits } from '../../src/server/runs.js';
+import { MemoryStore } from '../../src/server/store.js';
+import type { ChatMessage, StreamChunk } from '../../src/service/types.js';
+
+/** A service whose replies the test writes chunk by chunk; each call records its message and signal. */
+function service() {
+  const calls: { message: string; signal: AbortSignal; push(...chunks: StreamChunk[]): void; fail(e: Error): void }[] =
+    [];
+  let history: ChatMessage[] = [];
+  let refuse: Error | undefined;
+  const open = async (_conversationId: string, message: string, signal: AbortSignal) => {
+    signal.throwIfAborted();
+    if (refuse) throw refuse;
+    const queue: StreamChunk[] = [];
+    let failure: Error | undefined;
+    let wake = () => {};
+    calls.push({
+      message,
+      signal,
+      push: (...chunks) => (queue.push(...chunks), wake()),
+      fail: error => ((failure = error), wake()),
+    });
+    return (async function* () {
+      for (;;) {
+        if (queue.length) {
+          yield queue.shift()!;
+          continue;
+        }
+        if (failure) throw failure;
+        signal.throwIfAborted();
+        await new Promise<void>((resolve, reject) => {
+          wake = resolve;
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      }
+    })();
+  };
+  return {
+    calls,
+    open,
+    history: async () => history,
+    setHistory: (messages: ChatMessage[]) => (history = messages),
+    refuseWith: (error: Error | undefined) => (refuse = error),
+  };
+}
+
+const limits: RunLimits = {
+  replayWindowMs: 60_000,
+  eventsPerRun: 4000,
+  bytesPerRun: 256 * 1024,
+  runsPerConversation: 50,
+};
+
+function setup(options: { limits?: Partial<RunLimits>; leaseMs?: number } = {}) {
+  const store = new MemoryStore();
+  const upstream = service();
+  const runs = new Runs({
+    store,
+    limits: { ...limits, ...options.limits },
+    open: upstream.open,
+    history: upstream.history,
+    leaseMs: options.leaseMs ?? 3000,
+  });
+  let slots = 0;
+  const admit = async () => {
+    slots++;
+    return async () => void slots--;
+  };
+  const ref = (key = crypto.randomUUID()) => ({ owner: 'anon_a', conversationId: 'c1', key });
+  const read = async (key: string, after: string | null = null) => {
+    const record = (await store.getRun(runId({ conversationId: 'c1', key })))!;
+    const list = [];
+    for await (const event of runs.follow(runId(record), record.attempt, after, new AbortController().signal)) {
+      list.push({ id: event.id, event: event.event, data: JSON.parse(event.data) as unknown });
+    }
+    return list;
+  };
+  return { store, upstream, runs, admit, ref, read, slots: () => slots };
+}
+
+const until = async (check: () => boolean, what: string) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise(resolve => setTimeout(resolve, 5));
+  assert.ok(check(), what);
+};
+
+const done = (messageId = 'm1'): StreamChunk => ({ type: 'done', messageId, runId: 'r1', finishReason: 'stop' });
+
+describe('Runs', () => {
+  // The store's timers never hold a process open; this one holds the test's open while it waits.
+  const keepAlive = setInterval(() => {}, 1000);
+  after(() => clearInterval(keepAlive));
+
+  it('produces a reply into the log, with normalized citations, and frees its slot and lease at the end', async () => {
+    const { runs, upstream, admit, ref, read, slots, store } = setup();
+    const r = ref();
+    const { record, accepted } = await runs.send(r, 'Hello', admit);
+    await accepted;
+    assert.equal(record.attempt, 1);
+    upstream.calls[0]!.push(
+      { type: 'delta', text: 'Hi ' },
+      { type: 'delta', text: 'there [1]' },
+      { type: 'citations', citations: [null, { sourceName: { x: 1 }, partitions: 'oops' }] as never },
+      done(),
+    );
+    const list = await read(r.key);
+    assert.deepEqual(
+      list.map(e => e.event),
+      ['delta', 'delta', 'citations', 'done'],
+    );
+    assert.deepEqual(list[2]!.data, { citations: [{}, {}] }, 'what does not fit is dropped');
+    await until(() => slots() === 0, 'the slot is given back');
+    assert.equal(await store.leaseHeld(runId(r)), false);
+    const [view] = await runs.views('c1', 'anon_a');
+    assert.equal(view!.status, 'done');
+    assert.equal(view!.content, 'Hi there [1]');
+    assert.equal(view!.messageId, 'm1');
+    assert.equal(view!.lastEventId, list.at(-1)!.id);
+    assert.deepEqual(await runs.views('c1', 'anon_b'), [], 'nobody else sees it');
+  });
+
+  it('attaches a second send of the same key: one call to the service, both readers see every event', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    const [a, b] = await Promise.all([runs.send(r, 'Hello', admit), runs.send(r, 'Hello', admit)]);
+    await Promise.all([a.accepted, b.accepted]);
+    const readers = [read(r.key), read(r.key)];
+    upstream.calls[0]!.push({ type: 'delta', text: 'Hi' }, done());
+    const [first, second] = await Promise.all(readers);
+    assert.deepEqual(first, second);
+    assert.equal(upstream.calls.length, 1);
+    await assert.rejects(runs.send(r, 'Another message', admit), (e: HttpError) => e.code === 'duplicate_request');
+    await assert.rejects(
+      runs.send({ ...r, owner: 'anon_b' }, 'Hello', admit),
+      (e: HttpError) => e.status === 404,
+      'another visitor cannot reach it',
+    );
+  });
+
+  it('follows live from after an id', async () => {
+    const { runs, upstream, admit, ref, read, store } = setup();
+    const r = ref();
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    upstream.calls[0]!.push({ type: 'delta', text: 'one' });
+    await store.readEvents(runId(r), null, { waitMs: 1000 });
+    const reading = read(r.key, '1-1');
+    upstream.calls[0]!.push({ type: 'delta', text: 'two' }, done());
+    assert.deepEqual(
+      (await reading).map(e => e.data),
+      [{ text: 'two' }, { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage: null }],
+    );
+  });
+
+  it('stops a run: the service call is aborted and the log ends with finishReason stopped', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    upstream.calls[0]!.push({ type: 'delta', text: 'Partial' });
+    assert.equal(await runs.stop(r), 'stopping');
+    const list = await read(r.key);
+    assert.equal(upstream.calls[0]!.signal.aborted, true);
+    assert.deepEqual(list.at(-1)!.data, { messageId: null, runId: null, finishReason: 'stopped', usage: null });
+    assert.equal(await runs.stop(r), 'finished');
+    const [view] = await runs.views('c1', 'anon_a');
+    assert.equal(view!.status, 'stopped');
+    assert.equal(view!.content, 'Partial');
+  });
+
+  it('stops a run whose message arrives after the stop, without calling the service', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    assert.equal(await runs.stop(r), 'unknown');
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    const list = await read(r.key);
+    assert.equal(list.at(-1)!.event, 'done');
+    assert.equal(upstream.calls.length, 0);
+  });
+
+  it('retries a stopped run as a new attempt that asks the service again', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    await runs.stop(r);
+    await read(r.key);
+    upstream.setHistory([
+      { role: 'user', content: 'Hello', timestamp: new Date().toISOString() },
+      { role: 'assistant', content: 'A partial reply the service kept', messageId: 'old' },
+    ]);
+    const again = await runs.send(r, 'Hello', admit);
+    await again.accepted;
+    assert.equal(again.record.attempt, 2);
+    assert.equal(upstream.calls.length, 2, 'asked on purpose: the history is not used');
+    upstream.calls[1]!.push({ type: 'delta', text: 'Whole' }, done('m2'));
+    assert.deepEqual(
+      (await read(r.key)).map(e => e.id),
+      ['2-1', '2-2'],
+    );
+  });
+
+  it('refuses a message the service refuses: accepted rejects, the log ends in a retryable error, a retry goes again', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    upstream.refuseWith(new HttpError(503, 'upstream_unavailable', 'Busy.'));
+    const first = await runs.send(r, 'Hello', admit);
+    await assert.rejects(first.accepted, (e: HttpError) => e.code === 'upstream_unavailable');
+    assert.deepEqual((await read(r.key)).at(-1)!.data, {
+      code: 'upstream_unavailable',
+      message: 'Busy.',
+      retryable: true,
+    });
+    upstream.refuseWith(undefined);
+    const second = await runs.send(r, 'Hello', admit);
+    await second.accepted;
+    upstream.calls[0]!.push({ type: 'delta', text: 'Now' }, done());
+    assert.equal((await read(r.key)).at(-1)!.event, 'done');
+  });
+
+  it('ends a run whose producer vanished as interrupted, and a retry takes the reply from the history', async () => {
+    const { runs, upstream, admit, store, ref, read } = setup({ leaseMs: 150 });
+    const r = ref();
+    const id = runId(r);
+    // What a producer that died leaves behind: a run, a lease that will not be renewed, and part of a reply.
+    const now = Date.now();
+    await store.createRun(
+      id,
+      { ...r, message: 'Hello', createdAt: now, attempt: 1, attemptedAt: now },
+      {
+        ttlMs: 60_000,
+        perConversation: 50,
+      },
+    );
+    await store.acquireLease(id, 'dead', 150);
+    await store.appendEvent(id, 'delta', JSON.stringify({ text: 'Half' }), 'dead', 60_000);
+    const list = await read(r.key);
+    assert.deepEqual(list.at(-1)!.data, {
+      code: 'interrupted',
+      message: 'The reply was interrupted before it was complete.',
+      retryable: true,
+    });
+    assert.equal((await runs.views('c1', 'anon_a'))[0]!.status, 'interrupted');
+    upstream.setHistory([
+      { role: 'user', content: 'Earlier', timestamp: new Date(now - 3_600_000).toISOString() },
+      { role: 'assistant', content: 'Earlier reply' },
+      { role: 'user', content: 'Hello', timestamp: new Date(now + 10).toISOString() },
+      { role: 'assistant', content: 'The whole reply', messageId: 'kept', conversationRunId: 'run-kept' },
+    ]);
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    const retried = await read(r.key);
+    assert.equal(upstream.calls.length, 0, 'nothing is sent twice');
+    assert.deepEqual(
+      retried.map(e => e.data),
+      [{ text: 'The whole reply' }, { messageId: 'kept', runId: 'run-kept', finishReason: 'stop', usage: null }],
+    );
+  });
+
+  it('ends a reply past its bytes with finishReason length, and appends bigger pieces near its event bound', async () => {
+    const small = setup({ limits: { bytesPerRun: 10 } });
+    const r = small.ref();
+    await (
+      await small.runs.send(r, 'Hello', small.admit)
+    ).accepted;
+    small.upstream.calls[0]!.push({ type: 'delta', text: 'Héllo ' }, { type: 'delta', text: 'wörld!' });
+    const list = await small.read(r.key);
+    assert.equal(list.map(e => (e.event === 'delta' ? (e.data as { text: string }).text : '')).join(''), 'Héllo wö');
+    assert.equal((list.at(-1)!.data as StreamEvents['done']).finishReason, 'length');
+    assert.equal(small.upstream.calls[0]!.signal.aborted, true);
+
+    const bounded = setup({ limits: { eventsPerRun: 100, bytesPerRun: 6400 } });
+    const b = bounded.ref();
+    await (
+      await bounded.runs.send(b, 'Hello', bounded.admit)
+    ).accepted;
+    const words = Array.from({ length: 1000 }, (_, i) => `w${i % 10} `);
+    bounded.upstream.calls[0]!.push(...words.map(text => ({ type: 'delta' as const, text })), done());
+    const events = await bounded.read(b.key);
+    assert.ok(events.length <= 100, `${events.length} events`);
+    const text = events.map(e => (e.event === 'delta' ? (e.data as { text: string }).text : '')).join('');
+    assert.equal(text, words.join(''), 'no text lost');
+  });
+
+  it('ends the runs it produces as interrupted when closed', async () => {
+    const { runs, admit, ref, read } = setup();
+    const r = ref();
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    runs.close();
+    assert.equal((await read(r.key)).at(-1)!.event, 'error');
+    assert.equal((await runs.views('c1', 'anon_a'))[0]!.status, 'interrupted');
+  });
+});
