@@ -12,6 +12,28 @@ import { createBackend } from './src/server/app.ts';
 import { chromiumFlags, findChromium } from './test/support/chromium.mjs';
 
 const executablePath = findChromium();
+const launcher = chromeLauncher({ launchOptions: { executablePath, headless: true, args: chromiumFlags } });
+
+/** The sockets of reply streams open right now, so that a test can cut them as a dropped network would. */
+const replySockets = new Set();
+
+/**
+ * `executeServerCommand('offline', {ms})`: a dropped network. The page's open reply streams are cut and the page is
+ * offline for `ms` (CDP's offline mode, which fails new requests but leaves open ones alone), then back online.
+ * The command waits on the server's side, since the page cannot ask for anything while it is offline.
+ */
+const offlinePlugin = {
+  name: 'offline',
+  async executeCommand({ command, payload, session }) {
+    if (command !== 'offline') return undefined;
+    const page = launcher.getPage(session.id);
+    await page.setOfflineMode(true);
+    for (const socket of replySockets) socket.destroy();
+    await new Promise(resolve => setTimeout(resolve, Number(payload?.ms ?? 3000)));
+    await page.setOfflineMode(false);
+    return true;
+  },
+};
 
 /** A free port for the test server, so the backend can allow its exact origin. */
 const port = await new Promise(resolve => {
@@ -59,7 +81,8 @@ const upstream = async (input, init) => {
   const path = new URL(request.url).pathname;
   if (/\/(chat|continue)[-\w]*$/.test(path)) {
     // `aborted`: the backend gave up on the request before the emulator finished answering it.
-    const entry = { path, aborted: false, completed: false };
+    const { message } = await request.clone().json();
+    const entry = { path, message, aborted: false, completed: false };
     request.signal.addEventListener('abort', () => (entry.aborted ||= !entry.completed));
     continues.push(entry);
     const response = await emulator.fetch(request);
@@ -77,11 +100,68 @@ const backend = createBackend({
   tokenSecret,
   allowedOrigins: [origin],
   basePath: '/persona-chat',
-  limits: { messagesPerUserPerMinute: 1000, messagesPerIpPerMinute: 1000, sessionsPerIpPerMinute: 1000 },
+  limits: {
+    messagesPerUserPerMinute: 1000,
+    messagesPerIpPerMinute: 1000,
+    sessionsPerIpPerMinute: 1000,
+    concurrentStreamsPerUser: 1000,
+  },
   log: () => {},
 });
 
+/**
+ * A second stack for hostile replies, at /hostile-chat: a stand-in model (in-process, answering what the test's
+ * message asks for) writes deeply nested or pathological markdown, and its upstream wrapper turns the citations of
+ * a reply asked with "bad citations" into garbage, as a faulty service might send them.
+ */
+const hostileReplies = [
+  [/nested list/, () => '- '.repeat(1000) + 'x'],
+  [/deep quote/, () => '>'.repeat(5000) + ' deep'],
+  [/stars/, () => '*'.repeat(3000) + 'x' + '*'.repeat(3000)],
+  [/underscores/, () => '_a'.repeat(20000)],
+  [/indented/, () => Array.from({ length: 300 }, (_, i) => ' '.repeat(i * 2) + '- item').join('\n')],
+  [/fences/, () => '```\n'.repeat(12000)],
+];
+const hostileModel = async (_input, init) => {
+  const { messages } = JSON.parse(init.body);
+  const asked = messages.at(-1).content;
+  const text = hostileReplies.find(([pattern]) => pattern.test(asked))?.[1]() ?? 'A plain answer [1].';
+  const pieces = text.match(/[\s\S]{1,1500}/g) ?? [''];
+  const frames = pieces.map(content => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`);
+  return new Response(frames.join('') + 'data: [DONE]\n\n', { headers: { 'content-type': 'text/event-stream' } });
+};
+const hostileEmulator = createEmulator({
+  apiKey,
+  personas: defaultPersonas,
+  openai: { baseUrl: 'http://model.internal/v1', model: 'stand-in', fetch: hostileModel },
+});
+const garbageCitations = [null, { sourceName: { x: 1 }, partitions: 'oops' }, { partitions: [null, { text: 7 }] }, 'x'];
+const hostileBackend = createBackend({
+  serviceUrl: 'http://hostile.internal',
+  apiKey,
+  personaId: defaultPersonas[1].personaId,
+  tokenSecret,
+  allowedOrigins: [origin],
+  basePath: '/hostile-chat',
+  limits: { messagesPerUserPerMinute: 1000, messagesPerIpPerMinute: 1000, concurrentStreamsPerUser: 1000 },
+  log: () => {},
+  fetch: async (input, init) => {
+    const request = new Request(input, init);
+    const asked = /\/(chat|continue)[-\w]*$/.test(new URL(request.url).pathname)
+      ? (await request.clone().json()).message
+      : '';
+    const response = await hostileEmulator.fetch(request);
+    if (!asked.includes('bad citations')) return response;
+    const text = (await response.text()).replace(
+      /"citations":\[.*?\](?=,"moderation)/,
+      () => `"citations":${JSON.stringify(garbageCitations)}`,
+    );
+    return new Response(text, response);
+  },
+});
+
 const emulatorListener = getRequestListener(request => emulator.fetch(request));
+const hostileListener = getRequestListener((request, env) => hostileBackend.fetch(request, env));
 const backendListener = getRequestListener((request, env) => backend.fetch(request, env));
 
 /** Routes only the tests use, to observe and steer the emulator. */
@@ -104,6 +184,19 @@ async function testSupport(ctx) {
       .setExpirationTime(now - 100)
       .sign(new TextEncoder().encode(tokenSecret));
     ctx.body = JSON.stringify({ token });
+  } else if (ctx.path === '/test-support/forget-visitor') {
+    // A first visit: the anonymous visitor's cookie is forgotten.
+    ctx.set('Set-Cookie', 'persona_chat_visitor=; Path=/persona-chat; Max-Age=0; HttpOnly; SameSite=Lax');
+    ctx.body = '{}';
+  } else if (ctx.path === '/test-support/host.html') {
+    // A plain host page, as a tab of the site: one element, its persona and storage from the query.
+    const persona = /^[0-9a-f-]{36}$/.test(ctx.query.persona ?? '') ? ctx.query.persona : defaultPersonas[1].personaId;
+    const storage = ['local', 'session', 'none'].includes(ctx.query.storage) ? ctx.query.storage : 'local';
+    ctx.type = 'text/html';
+    ctx.body =
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>' +
+      '<script type="module" src="/test/element/host-page.ts"></script></head>' +
+      `<body><persona-chat endpoint="/persona-chat" mode="inline" storage="${storage}" persona-id="${persona}"></persona-chat></body></html>`;
   } else if (ctx.path === '/test-support/csp.html') {
     // A host page with a strict policy: scripts from this origin only, no inline code, no eval, Trusted Types
     // required with only Lit's policy allowed.
@@ -125,16 +218,25 @@ export default {
   hostname: '127.0.0.1',
   port,
   nodeResolve: { exportConditions: ['development'] },
-  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' })],
-  browsers: [chromeLauncher({ launchOptions: { executablePath, headless: true, args: chromiumFlags } })],
+  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin],
+  browsers: [launcher],
   concurrency: 1,
   testFramework: { config: { timeout: 15_000 } },
   middleware: [
     async function mounts(ctx, next) {
       if (ctx.path.startsWith('/test-support/')) return testSupport(ctx);
       if (ctx.path.startsWith('/persona-chat')) {
+        if (/\/(messages|events)$/.test(ctx.path)) {
+          const socket = ctx.req.socket;
+          replySockets.add(socket);
+          ctx.res.once('close', () => replySockets.delete(socket));
+        }
         ctx.respond = false;
         return backendListener(ctx.req, ctx.res);
+      }
+      if (ctx.path.startsWith('/hostile-chat')) {
+        ctx.respond = false;
+        return hostileListener(ctx.req, ctx.res);
       }
       if (ctx.path.startsWith('/emulator/')) {
         ctx.respond = false;

@@ -1,21 +1,27 @@
 /**
  * @module
- * Everything the element does over the network: the session token (in memory only, refreshed before it expires
- * and once on `token_expired`), the conversation (created on the first message, restored from its stored id),
- * and replies streamed with fetch-event-source, set up so that a message is never sent twice by accident.
- * One AbortController per reply; stale work is dropped by a turn counter; everything stops when the host leaves.
+ * Everything the element does over the network, turn by turn. `send()` makes a turn at once, with its own
+ * AbortController that every step takes (session, conversation, send, stream, refresh); each step checks that the
+ * turn is still live before it touches state, and the turn settles exactly once. Turns are sent one at a time, in
+ * order. A reply streams from the backend's run of the message; when the stream drops, the turn follows the run
+ * again after the last event it saw. Stop tells the backend (the browser going away is not a stop); an element
+ * removed from the page cancels everything it started and sends nothing more.
  */
-import { fetchEventSource } from '@microsoft/fetch-event-source';
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { csrfHeader } from '../protocol.js';
-import type { Citation, ConversationDetail, SessionResponse, StreamEvents } from '../protocol.js';
+import { normalizeCitations } from '../citations.js';
+import type { ConversationDetail, StreamEvents } from '../protocol.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
-import { applyEvent, activeReply, initialState } from './state.js';
-import type { ChatEvent, ChatItem, ChatState } from './state.js';
-import { ChatStorage } from './storage.js';
+import { session, withLock } from './session.js';
+import type { FetchLike, Session } from './session.js';
+import { TurnStatus, activeTurn, applyEvent, initialState, isActive, nextQueued } from './state.js';
+import type { ChatEvent, ChatState, Feedback, Turn } from './state.js';
+import { ChatStorage, TabStorage } from './storage.js';
 import type { StorageKind } from './storage.js';
+import { readStream } from './stream.js';
+import { TurnHandle, abortError, isAbort } from './turn.js';
+import type { ReplyResult } from './turn.js';
 
-type FetchLike = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type { ReplyResult } from './turn.js';
 
 /** What the controller needs from its element. */
 export interface ChatHost extends ReactiveControllerHost, HTMLElement {
@@ -26,39 +32,35 @@ export interface ChatHost extends ReactiveControllerHost, HTMLElement {
   fetch: FetchLike;
 }
 
-export interface ReplyResult {
-  messageId: string | null;
-  content: string;
-  citations: Citation[];
-}
+/** How long a turn follows a dropped stream again without any progress before it gives up (it can be retried). */
+const followForMs = 30_000;
 
-interface Session {
-  token: string;
-  expiresAt: number;
-  userKey: string;
-}
-
-/** Refresh a token this long before it expires. */
-const refreshMarginMs = 60_000;
+/** Conversations being created, per stored conversation key: one per page, whatever the number of elements. */
+const creations = new Map<string, Promise<string>>();
 
 const newKey = () => crypto.randomUUID();
 
 export class ChatController implements ReactiveController {
   state: ChatState = initialState;
-  /** Called with every reply that finished, failed or stopped, and with every failure. */
+  /** A turn ended with a reply: done, or stopped with what it had. */
   onReply: (result: ReplyResult) => void = () => {};
+  /** Something failed: a turn (once per turn), or setting up. */
   onError: (error: PersonaChatError) => void = () => {};
   onConversation: (conversationId: string, restored: boolean) => void = () => {};
+  /** Texts that were not sent after all, in order, for the composer. */
+  onUnsent: (texts: string[]) => void = () => {};
+  /** The state changed (called at once; renders wait for the next frame). */
+  onChange: () => void = () => {};
 
   readonly #host: ChatHost;
-  #session: Session | undefined;
-  #sessionRequest: Promise<Session> | undefined;
   #storage: ChatStorage | undefined;
-  #abort: AbortController | undefined;
-  #turn = 0;
-  #frame = 0;
+  #tab: TabStorage | undefined;
+  readonly #handles = new Map<string, TurnHandle>();
   #started: Promise<void> | undefined;
-  #queue: { key: string; text: string; resolve: (r: ReplyResult) => void; reject: (e: unknown) => void }[] = [];
+  #creating: Promise<string> | undefined;
+  #frame = 0;
+  /** Bumped when the conversation is left (new conversation, removal): stale work sees it and stops. */
+  #generation = 0;
 
   constructor(host: ChatHost) {
     this.#host = host;
@@ -71,17 +73,25 @@ export class ChatController implements ReactiveController {
 
   hostDisconnected() {
     window.removeEventListener('storage', this.#onStorage);
-    this.#turn++;
-    this.#abort?.abort();
+    this.#leave();
+    this.#started = undefined;
     cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
   }
 
   get #base() {
     return this.#host.endpoint.replace(/\/+$/, '');
   }
 
+  /** This tab's storage: drafts and messages not yet accepted. Known before the session is. */
+  get tab(): TabStorage {
+    this.#tab ??= new TabStorage(this.#host.storage, `${this.#base}:${this.#host.personaId || 'default'}`);
+    return this.#tab;
+  }
+
   #apply(event: ChatEvent) {
     this.state = applyEvent(this.state, event);
+    this.onChange();
     // Renders are coalesced to at most one per animation frame.
     if (!this.#frame) {
       this.#frame = requestAnimationFrame(() => {
@@ -91,28 +101,35 @@ export class ChatController implements ReactiveController {
     }
   }
 
-  /** Gets a session and restores the stored conversation, once. */
+  #turn(id: string): Turn | undefined {
+    return this.state.turns.find(turn => turn.id === id);
+  }
+
+  /** Gets a session and restores the stored conversation, once; reports a failure as an error. */
   start(): Promise<void> {
-    this.#started ??= this.#restore().catch(error => {
+    return this.#starting().catch(error => void this.#report(error));
+  }
+
+  #starting(): Promise<void> {
+    this.#started ??= this.#restore(this.#generation).catch(error => {
       this.#started = undefined;
-      this.#fail(error);
+      this.#apply({ type: 'connectFailed' });
+      throw error;
     });
     return this.#started;
   }
 
-  async #restore() {
+  async #restore(generation: number) {
     this.#apply({ type: 'connecting' });
-    const session = await this.#ensureSession();
-    const storage = this.#storageFor(session);
+    const storage = this.#storageFor(await this.#session());
     const id = storage.conversationId;
-    if (id) await this.#load(id, storage);
-    this.#apply({ type: 'ready' });
+    if (id && generation === this.#generation) await this.#load(id, storage, generation);
+    if (generation === this.#generation) this.#apply({ type: 'ready' });
   }
 
-  async #load(id: string, storage: ChatStorage) {
-    const turn = this.#turn;
-    const response = await this.#request('GET', `/conversations/${encodeURIComponent(id)}`);
-    if (turn !== this.#turn) return;
+  async #load(id: string, storage: ChatStorage, generation: number) {
+    const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`);
+    if (generation !== this.#generation) return;
     if (response.status === 404) {
       // A stale or foreign id: quietly start fresh.
       storage.conversationId = null;
@@ -120,13 +137,35 @@ export class ChatController implements ReactiveController {
     }
     if (!response.ok) throw await errorFromResponse(response);
     const detail = (await response.json()) as ConversationDetail;
+    if (generation !== this.#generation) return;
+    const runs = (detail.runs ?? []).map(run => ({ ...run, citations: normalizeCitations(run.citations) }));
     this.#apply({
       type: 'restored',
       conversationId: detail.id,
       messages: detail.messages,
+      runs,
       citations: m => storage.citations(m),
     });
     this.onConversation(detail.id, true);
+    // Messages a reload cut off before the backend accepted them go back to the composer.
+    const unsent = this.tab.pending().filter(p => !runs.some(run => run.key === p.key) && !this.#live(p.key));
+    for (const p of this.tab.pending()) if (!this.#live(p.key)) this.tab.removePending(p.key);
+    if (unsent.length) this.onUnsent(unsent.map(p => p.text));
+    // Replies still being written: follow them.
+    for (const run of runs.filter(r => r.status === 'running')) {
+      const turn = this.#turn(`run:${run.key}`)!;
+      const handle = new TurnHandle(turn.id, turn.key, turn.text);
+      handle.sent = true;
+      this.#handles.set(turn.id, handle);
+      void this.#follow(handle, detail.id).then(
+        () => {},
+        error => this.#failed(handle, error),
+      );
+    }
+  }
+
+  #live(key: string) {
+    return [...this.#handles.values()].some(handle => handle.key === key);
   }
 
   #storageFor(session: Session): ChatStorage {
@@ -140,254 +179,387 @@ export class ChatController implements ReactiveController {
   /** Another tab of the site changed the conversation: show the same one. */
   #onStorage = (event: StorageEvent) => {
     const storage = this.#storage;
-    if (!storage || event.key !== storage.conversationKey || activeReply(this.state)) return;
-    this.#turn++;
-    if (event.newValue) void this.#load(event.newValue, storage).catch(error => this.#fail(error));
-    else this.#apply({ type: 'reset' });
+    if (!storage || event.key !== storage.conversationKey || activeTurn(this.state)) return;
+    if (event.newValue === this.state.conversationId) return;
+    this.#leave();
+    this.#apply({ type: 'reset' });
+    if (event.newValue) void this.#load(event.newValue, storage, this.#generation).catch(error => this.#report(error));
   };
 
-  async #ensureSession(force = false): Promise<Session> {
-    if (!force && this.#session && this.#session.expiresAt - Date.now() > refreshMarginMs) return this.#session;
-    this.#sessionRequest ??= this.#newSession().finally(() => (this.#sessionRequest = undefined));
-    return this.#sessionRequest;
-  }
-
-  async #newSession(): Promise<Session> {
-    if (!this.#host.endpoint) throw new PersonaChatError('config_error', 'The endpoint attribute is required.', false);
-    let response: Response;
-    try {
-      response = await this.#host.fetch(`${this.#base}/session`, {
-        method: 'POST',
-        credentials: 'include',
-        headers: { 'content-type': 'application/json', [csrfHeader]: '1' },
-        body: JSON.stringify(this.#host.personaId ? { personaId: this.#host.personaId } : {}),
-      });
-    } catch (error) {
-      throw networkError(error);
+  #session(stale?: string): Promise<Session> {
+    if (!this.#host.endpoint) {
+      return Promise.reject(new PersonaChatError('config_error', 'The endpoint attribute is required.', false));
     }
-    if (!response.ok) throw await errorFromResponse(response);
-    const body = (await response.json()) as SessionResponse;
-    this.#session = { token: body.token, expiresAt: Date.parse(body.expiresAt), userKey: body.user.key };
-    return this.#session;
+    return session(this.#host.fetch, this.#base, this.#host.personaId, stale);
   }
 
-  /** A bearer request; on `token_expired` it refreshes the token once and repeats the same request. */
-  async #request(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-    signal?: AbortSignal,
-  ) {
-    const send = async (session: Session) => {
+  /**
+   * A request to the backend with the session's token; on `token_expired` it gets a new token once and repeats
+   * the same request (same Idempotency-Key). Network failures become a `network_error`.
+   */
+  #fetch = async (path: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = `${this.#base}${String(path)}`;
+    const send = async (token: string) => {
+      const headers = Object.fromEntries(new Headers(init.headers));
       try {
-        return await this.#host.fetch(`${this.#base}${path}`, {
-          method,
-          headers: {
-            authorization: `Bearer ${session.token}`,
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-            ...headers,
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal,
-        });
+        return await this.#host.fetch(url, { ...init, headers: { ...headers, authorization: `Bearer ${token}` } });
       } catch (error) {
-        if (signal?.aborted) throw error;
+        if (init.signal?.aborted) throw abortError();
         throw networkError(error);
       }
     };
-    const response = await send(await this.#ensureSession());
+    const { token } = await this.#session();
+    const response = await send(token);
     if (response.status !== 401) return response;
-    const copy = response.clone();
     const code = await response
+      .clone()
       .json()
       .then((e: { error?: { code?: string } }) => e.error?.code)
       .catch(() => undefined);
-    if (code !== 'token_expired') return copy;
-    return send(await this.#ensureSession(true));
-  }
+    if (code !== 'token_expired') return response;
+    return send((await this.#session(token)).token);
+  };
 
-  /** Sends a message; resolves when its reply is done. While a reply streams, the message waits its turn. */
+  /** Sends a message; resolves when its reply is done or stopped. While another is answered, it waits its turn. */
   send(text: string): Promise<ReplyResult> {
-    const key = newKey();
-    return new Promise((resolve, reject) => {
-      if (activeReply(this.state) || this.#queue.length) {
-        this.#queue.push({ key, text, resolve, reject });
-        this.#apply({ type: 'queued', key, text });
-        return;
-      }
-      this.#run(key, text, newKey()).then(resolve, reject);
-    });
+    const id = newKey();
+    const handle = new TurnHandle(id, newKey(), text);
+    this.#handles.set(id, handle);
+    this.tab.addPending(handle.key, text);
+    this.#apply({ type: 'queued', id, key: handle.key, text });
+    this.#pump();
+    return handle.result;
   }
 
-  /** Asks again for a failed or stopped reply, with the same idempotency key. */
+  /** Sends the next queued turn, when nothing is being answered and no failure holds the queue. */
+  #pump() {
+    const next = nextQueued(this.state);
+    const handle = next && this.#handles.get(next.id);
+    if (handle) void this.#run(handle);
+  }
+
+  /** Asks again for the newest reply that failed, was interrupted or was stopped, with the same key. */
   retry(): Promise<ReplyResult> | undefined {
-    const reply = this.state.items.findLast(item => item.role === 'assistant');
-    if (!reply || (reply.status !== 'error' && reply.status !== 'stopped') || !reply.requestKey || !reply.question)
-      return undefined;
-    this.#apply({ type: 'retrying', key: reply.key });
-    return this.#stream(reply.question, reply.requestKey);
+    const turn = this.retryable();
+    if (!turn) return undefined;
+    const handle = new TurnHandle(turn.id, turn.key, turn.text);
+    this.#handles.set(turn.id, handle);
+    this.#apply({ type: 'retrying', id: turn.id });
+    void this.#run(handle);
+    return handle.result;
   }
 
+  /** The turn Retry applies to, if any: the newest one sent, when it did not end well and nothing else runs. */
+  retryable(): Turn | undefined {
+    if (activeTurn(this.state)) return undefined;
+    const turn = this.state.turns.findLast(t => t.status !== TurnStatus.queued);
+    if (!turn || turn.status === TurnStatus.done || isActive(turn.status)) return undefined;
+    return turn.status === TurnStatus.failed && turn.error?.retryable === false ? undefined : turn;
+  }
+
+  /** Stops the turn being answered, at whatever stage, and gives the queued texts back. */
   stop() {
-    const active = activeReply(this.state);
-    if (!active) return;
-    this.#turn++;
-    this.#abort?.abort();
-    const id = this.state.conversationId;
-    if (id && active.requestKey) {
-      // The reply goes on without a reader until it is told to stop.
-      const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(active.requestKey)}/stop`;
-      void this.#request('POST', path).catch(() => {});
+    const active = activeTurn(this.state);
+    const unsent = this.#dropQueued();
+    const handle = active && this.#handles.get(active.id);
+    if (handle) {
+      handle.abort.abort(abortError('The reply was stopped.'));
+      this.#handles.delete(handle.id);
+      if (handle.sent) {
+        const id = this.state.conversationId;
+        // The reply goes on without a reader until the backend is told to stop it.
+        if (id) {
+          const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(handle.key)}/stop`;
+          void this.#fetch(path, { method: 'POST', keepalive: true }).catch(() => {});
+        }
+        this.#apply({ type: 'stopped', id: handle.id });
+        this.#settled(handle, this.#turn(handle.id)!);
+      } else {
+        this.tab.removePending(handle.key);
+        this.#apply({ type: 'removed', ids: [handle.id] });
+        unsent.unshift(handle.text);
+        handle.reject(abortError());
+      }
     }
-    this.#apply({ type: 'stopped' });
-    const reply = this.state.items.findLast(item => item.role === 'assistant')!;
-    this.onReply({ messageId: null, content: reply.text, citations: reply.citations });
-    this.#next();
+    if (unsent.length) this.onUnsent(unsent);
   }
 
+  /** Leaves the conversation; the next message starts a new one. Queued texts go back to the composer. */
   newConversation() {
-    this.#turn++;
-    this.#abort?.abort();
-    for (const queued of this.#queue.splice(0))
-      queued.reject(new DOMException('A new conversation started.', 'AbortError'));
+    this.#leave();
     if (this.#storage) this.#storage.conversationId = null;
     this.#apply({ type: 'reset' });
   }
 
-  feedback(item: ChatItem, value: 'up' | 'down') {
-    this.#apply({ type: 'feedback', key: item.key, value });
+  feedback(id: string, value: Feedback) {
+    this.#apply({ type: 'feedback', id, value });
   }
 
-  async #run(key: string, text: string, requestKey: string): Promise<ReplyResult> {
-    this.#apply({ type: 'sending', key, text, requestKey });
-    try {
-      await this.start();
-      if (!this.state.conversationId) await this.#create();
-    } catch (error) {
-      this.#apply({ type: 'unsent' });
-      throw this.#fail(error, text);
+  /** Cancels every turn this element started; texts never sent go back to the composer. */
+  #leave() {
+    this.#generation++;
+    const unsent = this.#dropQueued();
+    for (const handle of this.#handles.values()) {
+      handle.abort.abort(abortError('The conversation was left.'));
+      if (!handle.sent) {
+        unsent.push(handle.text);
+        this.tab.removePending(handle.key);
+      }
+      handle.reject(abortError('The conversation was left.'));
     }
-    return this.#stream(text, requestKey);
+    this.#handles.clear();
+    this.#apply({ type: 'removed', ids: this.state.turns.filter(t => !isSettledStatus(t.status)).map(t => t.id) });
+    if (unsent.length) this.onUnsent(unsent);
   }
 
-  async #create() {
-    const response = await this.#request(
-      'POST',
-      '/conversations',
-      this.#host.metadata ? { metadata: this.#host.metadata } : {},
-    );
-    if (!response.ok) throw await errorFromResponse(response);
-    const { id } = (await response.json()) as { id: string };
-    this.#storage!.conversationId = id;
-    this.#apply({ type: 'conversation', conversationId: id });
-    this.onConversation(id, false);
+  /** Takes the queued turns out, settling them as not sent; returns their texts, in order. */
+  #dropQueued(): string[] {
+    const queued = this.state.turns.filter(turn => turn.status === TurnStatus.queued);
+    for (const turn of queued) {
+      const handle = this.#handles.get(turn.id);
+      this.#handles.delete(turn.id);
+      handle?.abort.abort(abortError());
+      handle?.reject(abortError());
+      this.tab.removePending(turn.key);
+    }
+    if (queued.length) this.#apply({ type: 'removed', ids: queued.map(turn => turn.id) });
+    return queued.map(turn => turn.text);
   }
 
-  /** Streams one reply. Never re-sends on its own: errors end the stream, and only Retry asks again. */
-  async #stream(text: string, requestKey: string, refreshed = false): Promise<ReplyResult> {
-    const turn = ++this.#turn;
-    const abort = new AbortController();
-    this.#abort = abort;
-    const id = this.state.conversationId!;
-    let terminal = false;
-    let accepted = false;
+  /** One turn, from its session to its end. */
+  async #run(handle: TurnHandle) {
+    const { signal } = handle;
+    this.#apply({ type: 'accepting', id: handle.id });
     try {
-      const session = await this.#ensureSession(refreshed);
-      await fetchEventSource(`${this.#base}/conversations/${encodeURIComponent(id)}/messages`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${session.token}`,
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          'idempotency-key': requestKey,
-        },
-        body: JSON.stringify({ message: text }),
-        signal: abort.signal,
-        // Hidden tabs keep their stream: the library would otherwise abort and POST again on every tab switch.
-        openWhenHidden: true,
-        fetch: (input, init) => this.#host.fetch(input, init),
-        onopen: async response => {
-          if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
-            accepted = true;
-            if (turn === this.#turn) this.#apply({ type: 'accepted' });
-            return;
-          }
-          throw response.ok
-            ? new PersonaChatError('bad_response', 'The reply was not a stream.', true)
-            : await errorFromResponse(response);
-        },
-        onmessage: message => {
-          if (turn !== this.#turn || terminal) return;
-          const data = message.data ? JSON.parse(message.data) : {};
-          switch (message.event as keyof StreamEvents) {
-            case 'delta':
-              this.#apply({ type: 'delta', text: (data as StreamEvents['delta']).text });
-              break;
-            case 'citations':
-              this.#apply({ type: 'citations', citations: (data as StreamEvents['citations']).citations });
-              break;
-            case 'done':
-              terminal = true;
-              this.#apply({ type: 'done', messageId: (data as StreamEvents['done']).messageId });
-              break;
-            case 'error': {
-              terminal = true;
-              const e = data as StreamEvents['error'];
-              throw new PersonaChatError(e.code, e.message, e.retryable);
-            }
-          }
-        },
-        onclose: () => {
-          if (!terminal)
-            throw new PersonaChatError('stream_incomplete', 'The reply stopped before it was complete.', true);
-        },
-        onerror: error => {
-          // Rethrowing stops the library's retry loop: a message is never re-sent by accident.
-          throw error;
-        },
+      await this.#starting();
+      if (signal.aborted) return;
+      for (let fresh = true; ; fresh = false) {
+        const conversationId = await this.#conversation();
+        if (signal.aborted) return;
+        try {
+          await this.#stream(handle, conversationId);
+          return;
+        } catch (error) {
+          // The stored conversation is gone: start a new one, once.
+          if (!(fresh && error instanceof PersonaChatError && error.code === 'conversation_not_found')) throw error;
+          if (this.#storage) this.#storage.conversationId = null;
+          this.#apply({ type: 'reset' });
+          this.#creating = undefined;
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) this.#failed(handle, error);
+    }
+  }
+
+  /** The conversation id, creating the conversation with the first message: one creation across the page and tabs. */
+  async #conversation(): Promise<string> {
+    if (this.state.conversationId) return this.state.conversationId;
+    const storage = this.#storage!;
+    const generation = this.#generation;
+    const create = () =>
+      withLock(`persona-chat create ${storage.conversationKey}`, async () => {
+        const existing = storage.shared ? storage.conversationId : null;
+        if (existing) return existing;
+        const response = await this.#fetch('/conversations', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(this.#host.metadata ? { metadata: this.#host.metadata } : {}),
+        });
+        if (!response.ok) throw await errorFromResponse(response);
+        const { id } = (await response.json()) as { id: string };
+        storage.conversationId = id;
+        return id;
       });
-    } catch (error) {
-      if (turn !== this.#turn || abort.signal.aborted) throw new DOMException('The reply was stopped.', 'AbortError');
-      if (error instanceof PersonaChatError && error.code === 'token_expired' && !refreshed) {
-        return this.#stream(text, requestKey, true);
-      }
-      if (!accepted && error instanceof PersonaChatError && !error.retryable) {
-        // Refused before it was accepted (too long, limits): the text goes back to the composer.
-        this.#apply({ type: 'unsent' });
-        throw this.#fail(error, text);
-      }
-      this.#apply({ type: 'failed', code: (error as PersonaChatError).code ?? 'network_error', retryable: true });
-      throw this.#fail(error);
+    let creating = storage.shared ? creations.get(storage.conversationKey) : this.#creating;
+    if (!creating) {
+      creating = create().finally(() => {
+        if (creations.get(storage.conversationKey) === creating) creations.delete(storage.conversationKey);
+        if (this.#creating === creating) this.#creating = undefined;
+      });
+      if (storage.shared) creations.set(storage.conversationKey, creating);
+      else this.#creating = creating;
     }
-    const reply = this.state.items.findLast(item => item.role === 'assistant')!;
-    if (reply.messageId) this.#storage?.saveCitations(reply.messageId, reply.citations);
-    const result = { messageId: reply.messageId, content: reply.text, citations: reply.citations };
+    const id = await creating;
+    if (generation === this.#generation && this.state.conversationId !== id) {
+      // The draft of the conversation not started yet becomes this one's.
+      this.tab.saveDraft(id, this.tab.draft(null));
+      this.tab.saveDraft(null, '');
+      this.#apply({ type: 'conversation', conversationId: id });
+      this.onConversation(id, false);
+    }
+    return id;
+  }
+
+  /** Sends the turn's message and reads its reply; follows the run again when the stream drops after acceptance. */
+  async #stream(handle: TurnHandle, conversationId: string) {
+    let accepted = false;
+    handle.sent = true;
+    let terminal: boolean;
+    try {
+      terminal = await readStream(
+        `/conversations/${encodeURIComponent(conversationId)}/messages`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': handle.key },
+          body: JSON.stringify({ message: handle.text }),
+        },
+        this.#fetch,
+        handle.signal,
+        {
+          open: () => {
+            accepted = true;
+            this.tab.removePending(handle.key);
+          },
+          event: (name, data, id) => this.#event(handle, name, data, id),
+        },
+      );
+    } catch (error) {
+      if (!accepted || isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
+      terminal = false;
+    }
+    if (!terminal) await this.#follow(handle, conversationId);
+  }
+
+  /**
+   * Follows the turn's run after the last event it saw, until it ends. A drop is followed again at once, then
+   * with a growing pause (and at once when the browser is back online); 30 s without any progress gives up.
+   */
+  async #follow(handle: TurnHandle, conversationId: string) {
+    const { signal } = handle;
+    const path = `/conversations/${encodeURIComponent(conversationId)}/runs/${encodeURIComponent(handle.key)}/events`;
+    let pause = 250;
+    let deadline = Date.now() + followForMs;
+    for (;;) {
+      const before = this.#turn(handle.id)?.lastEventId ?? null;
+      try {
+        const terminal = await readStream(
+          path,
+          { method: 'GET', headers: before ? { 'last-event-id': before } : {} },
+          this.#fetch,
+          signal,
+          { open: () => {}, event: (name, data, id) => this.#event(handle, name, data, id) },
+        );
+        if (terminal) return;
+      } catch (error) {
+        if (error instanceof PersonaChatError && error.code === 'run_not_found') {
+          // The backend forgot the run (it restarted without a shared store): it can be asked again.
+          throw new PersonaChatError('interrupted', 'The reply can no longer be followed.', true);
+        }
+        if (isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
+        if (Date.now() > deadline) throw error;
+      }
+      if ((this.#turn(handle.id)?.lastEventId ?? null) !== before) {
+        pause = 250;
+        deadline = Date.now() + followForMs;
+      }
+      await pauseFor(pause, signal);
+      pause = Math.min(pause * 2, 4000);
+    }
+  }
+
+  /** One event of the turn's stream; true for its terminal event. */
+  #event(handle: TurnHandle, name: string, data: unknown, eventId: string | null): boolean {
+    const id = handle.id;
+    switch (name as keyof StreamEvents) {
+      case 'meta':
+        this.#apply({ type: 'accepted', id, attempt: Number((data as StreamEvents['meta']).attempt) || 1 });
+        return false;
+      case 'delta':
+        this.#apply({ type: 'delta', id, text: String((data as StreamEvents['delta']).text ?? ''), eventId });
+        return false;
+      case 'citations': {
+        const citations = normalizeCitations((data as StreamEvents['citations']).citations);
+        this.#apply({ type: 'citations', id, citations, eventId });
+        return false;
+      }
+      case 'done': {
+        const done = data as StreamEvents['done'];
+        const messageId = typeof done.messageId === 'string' ? done.messageId : null;
+        const finishReason = typeof done.finishReason === 'string' ? done.finishReason : null;
+        this.#apply({ type: 'done', id, messageId, finishReason, eventId });
+        const turn = this.#turn(id)!;
+        if (messageId) this.#storage?.saveCitations(messageId, turn.citations);
+        this.#settled(handle, turn);
+        return true;
+      }
+      case 'error': {
+        const e = data as StreamEvents['error'];
+        this.#failed(handle, new PersonaChatError(e.code, String(e.message), e.retryable !== false));
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** The turn ended with a reply (done, or stopped with what it had): one message event, one resolution. */
+  #settled(handle: TurnHandle, turn: Turn) {
+    this.#handles.delete(handle.id);
+    this.tab.removePending(handle.key);
+    if (handle.settled) return;
+    const result = {
+      messageId: turn.messageId,
+      content: turn.reply,
+      citations: turn.citations,
+      finishReason: turn.status === TurnStatus.stopped ? 'stopped' : turn.finishReason,
+    };
     this.onReply(result);
-    this.#next();
-    return result;
+    handle.resolve(result);
+    this.#pump();
   }
 
-  #next() {
-    const queued = this.#queue.shift();
-    if (queued) this.#run(queued.key, queued.text, newKey()).then(queued.resolve, queued.reject);
+  /**
+   * The turn failed. Refused for good before the backend took it (too long, not allowed): it is taken out and its
+   * text, with the texts queued behind it, goes back to the composer. Otherwise it stays, with Retry.
+   */
+  #failed(handle: TurnHandle, error: unknown) {
+    this.#handles.delete(handle.id);
+    if (handle.settled || isAbort(error)) return;
+    const failure = error instanceof PersonaChatError ? error : networkError(error);
+    const turn = this.#turn(handle.id);
+    if (turn && !failure.retryable && turn.status === TurnStatus.accepting) {
+      const unsent = [handle.text, ...this.#dropQueued()];
+      this.tab.removePending(handle.key);
+      this.#apply({ type: 'removed', ids: [handle.id] });
+      this.onUnsent(unsent);
+    } else if (turn) {
+      this.#apply(
+        failure.code === 'interrupted'
+          ? { type: 'interrupted', id: handle.id, code: failure.code }
+          : { type: 'failed', id: handle.id, code: failure.code, retryable: failure.retryable },
+      );
+    }
+    this.#report(failure);
+    handle.reject(failure);
+    this.#pump();
   }
 
-  /** Text of a message that could not be sent, for the element to put back in the composer. */
-  unsentText: string | undefined;
-
-  #fail(error: unknown, unsent?: string): PersonaChatError {
-    const failure =
-      error instanceof PersonaChatError
-        ? error
-        : error instanceof Error && error.name === 'AbortError'
-          ? undefined
-          : networkError(error);
-    if (!failure) return error as PersonaChatError;
-    if (unsent !== undefined) this.unsentText = unsent;
-    if (this.state.status !== 'error' && !activeReply(this.state)) this.#apply({ type: 'ready' });
-    this.onError(failure);
+  #report(error: unknown) {
+    if (isAbort(error)) return;
+    this.onError(error instanceof PersonaChatError ? error : networkError(error));
     this.#host.requestUpdate();
-    return failure;
   }
+}
+
+const isSettledStatus = (status: TurnStatus) => !isActive(status) && status !== TurnStatus.queued;
+
+/** Waits `ms`, or less when the browser comes back online; rejects with an AbortError when `signal` aborts. */
+function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      clearTimeout(timer);
+      window.removeEventListener('online', done);
+      signal.removeEventListener('abort', aborted);
+      resolve();
+    };
+    const aborted = () => {
+      done();
+      reject(abortError());
+    };
+    const timer = setTimeout(done, ms);
+    window.addEventListener('online', done);
+    if (signal.aborted) aborted();
+    else signal.addEventListener('abort', aborted);
+  });
 }

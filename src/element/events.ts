@@ -33,12 +33,13 @@ export class PersonaChatSendEvent extends Event {
   }
 }
 
-/** A reply finished. */
+/** A reply finished: complete, or stopped (`finishReason: 'stopped'`) with what it had. */
 export class PersonaChatMessageEvent extends Event {
   constructor(
     readonly messageId: string | null,
     readonly content: string,
     readonly citations: Citation[],
+    readonly finishReason: string | null = null,
   ) {
     super('persona-chat-message', init);
   }

@@ -1,17 +1,25 @@
 /**
  * @module
- * How one message looks: a user bubble, or a reply with its markdown, footnotes, sources, notices and actions.
- * Pure functions of the item and a few callbacks; the element owns the state.
+ * How messages look: a message of the history, or a turn (the visitor's message and its reply), whose reply is
+ * drawn from its status by one switch. Pure functions of the data and a few callbacks; the element owns the state.
  */
 import { html, nothing } from 'lit';
+import type { TemplateResult } from 'lit';
 import type { Citation } from '../protocol.js';
 import { MarkdownView } from './markdown.js';
-import type { ChatItem } from './state.js';
+import { TurnStatus } from './state.js';
+import type { Feedback, HistoryItem, Turn } from './state.js';
 import type { Strings } from './strings.js';
 
 export interface MessageActions {
   retry(): void;
-  feedback(item: ChatItem, value: 'up' | 'down'): void;
+  feedback(id: string, messageId: string | null, value: Feedback): void;
+}
+
+export interface RenderContext {
+  strings: Strings;
+  actions: MessageActions;
+  percent: Intl.NumberFormat;
 }
 
 const views = new WeakMap<object, Map<string, MarkdownView>>();
@@ -73,67 +81,122 @@ function sources(citations: Citation[], order: number[], strings: Strings, perce
   </div>`;
 }
 
-export function renderMessage(
-  owner: object,
-  item: ChatItem,
-  strings: Strings,
-  actions: MessageActions,
-  isLast: boolean,
-  percent: Intl.NumberFormat,
-) {
-  if (item.role === 'user') {
-    return html`<div class="message user ${item.status === 'queued' ? 'queued' : ''}" part="message user-message">${item.text}</div>`;
+/** The reply's markdown; a text its renderer cannot draw shows as plain text, and the panel goes on working. */
+function markdown(owner: object, key: string, text: string, final: boolean, strings: Strings) {
+  const view = viewFor(owner, key, strings);
+  try {
+    return { parts: html`<div class="markdown">${view.render(text, final)}</div>`, view };
+  } catch {
+    return { parts: html`<div class="markdown plain">${text}</div>`, view };
   }
-  const streaming = item.status === 'sending' || item.status === 'streaming';
-  const view = viewFor(owner, item.key, strings);
-  const parts = item.text ? view.render(item.text, !streaming) : [];
-  const failed = item.status === 'error' || item.status === 'stopped';
-  return html`<div class="message assistant" part="message assistant-message" aria-busy=${streaming ? 'true' : 'false'}>
+}
+
+const typing = (strings: Strings) =>
+  html`<span class="typing" role="status" aria-label=${strings.typing}><span></span><span></span><span></span></span>`;
+
+function feedbackButtons(id: string, messageId: string | null, feedback: Feedback | undefined, context: RenderContext) {
+  const { strings, actions } = context;
+  return html`<div class="reply-actions">
+    <button
+      type="button"
+      class="icon-button"
+      aria-label=${strings.helpful}
+      aria-pressed=${feedback === 'up' ? 'true' : 'false'}
+      @click=${() => actions.feedback(id, messageId, 'up')}
+    >
+      ${thumb(false)}
+    </button>
+    <button
+      type="button"
+      class="icon-button"
+      aria-label=${strings.notHelpful}
+      aria-pressed=${feedback === 'down' ? 'true' : 'false'}
+      @click=${() => actions.feedback(id, messageId, 'down')}
+    >
+      ${thumb(true)}
+    </button>
+  </div>`;
+}
+
+/** A finished reply: its text, its sources, and the thumbs once the service knows the message. */
+function finished(owner: object, key: string, text: string, reply: Reply, context: RenderContext) {
+  const { parts, view } = markdown(owner, key, text, true, context.strings);
+  return html`${parts}
+  ${reply.citations.length ? sources(reply.citations, view.footnotes.order(), context.strings, context.percent) : nothing}`;
+}
+
+interface Reply {
+  citations: Citation[];
+}
+
+const assistant = (busy: boolean, content: TemplateResult) =>
+  html`<div class="message assistant" part="message assistant-message" aria-busy=${busy ? 'true' : 'false'}>
+    ${content}
+  </div>`;
+
+export function renderHistoryItem(owner: object, item: HistoryItem, context: RenderContext) {
+  if (item.role === 'user') {
+    return html`<div class="item" data-key=${item.id}>
+      <div class="message user" part="message user-message">${item.text}</div>
+    </div>`;
+  }
+  return html`<div class="item" data-key=${item.id}>
+    ${assistant(
+      false,
+      html`${finished(owner, item.id, item.text, item, context)}
+      ${item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing}`,
+    )}
+  </div>`;
+}
+
+/** A notice under a reply that did not end well, with Retry when it is the one to retry. */
+function notice(text: string, canRetry: boolean, context: RenderContext) {
+  return html`<div class="notice" part="error">
+    <span>${text}</span>
     ${
-      streaming && !item.text
-        ? html`<span class="typing" role="status" aria-label=${strings.typing}
-            ><span></span><span></span><span></span
-          ></span>`
-        : html`<div class="markdown">${parts}</div>`
-    }
-    ${item.citations.length && !streaming ? sources(item.citations, view.footnotes.order(), strings, percent) : nothing}
-    ${
-      failed
-        ? html`<div class="notice" part="error">
-            <span>${item.status === 'error' ? strings.incomplete : ''}</span>
-            ${
-              isLast && (item.retryable ?? true)
-                ? html`<button type="button" class="text-button" part="retry-button" @click=${actions.retry}>
-                    ${strings.retry}
-                  </button>`
-                : nothing
-            }
-          </div>`
+      canRetry
+        ? html`<button type="button" class="text-button" part="retry-button" @click=${context.actions.retry}>
+            ${context.strings.retry}
+          </button>`
         : nothing
     }
-    ${
-      item.status === 'done' && item.messageId
-        ? html`<div class="reply-actions">
-            <button
-              type="button"
-              class="icon-button"
-              aria-label=${strings.helpful}
-              aria-pressed=${item.feedback === 'up' ? 'true' : 'false'}
-              @click=${() => actions.feedback(item, 'up')}
-            >
-              ${thumb(false)}
-            </button>
-            <button
-              type="button"
-              class="icon-button"
-              aria-label=${strings.notHelpful}
-              aria-pressed=${item.feedback === 'down' ? 'true' : 'false'}
-              @click=${() => actions.feedback(item, 'down')}
-            >
-              ${thumb(true)}
-            </button>
-          </div>`
-        : nothing
-    }
+  </div>`;
+}
+
+/** The reply of a turn, by its status. */
+function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
+  const { strings } = context;
+  const key = turn.id;
+  const written = turn.reply ? markdown(owner, key, turn.reply, true, strings).parts : nothing;
+  switch (turn.status) {
+    case TurnStatus.queued:
+      return nothing;
+    case TurnStatus.accepting:
+      return assistant(true, typing(strings));
+    case TurnStatus.streaming:
+      return assistant(true, turn.reply ? markdown(owner, key, turn.reply, false, strings).parts : typing(strings));
+    case TurnStatus.done:
+      return assistant(
+        false,
+        html`${finished(owner, key, turn.reply, turn, context)}
+        ${turn.messageId ? feedbackButtons(turn.id, turn.messageId, turn.feedback, context) : nothing}`,
+      );
+    case TurnStatus.stopped:
+      return assistant(false, html`${written}${notice(strings.stopped, canRetry, context)}`);
+    case TurnStatus.failed:
+      return assistant(
+        false,
+        html`${written}${notice(turn.reply ? strings.incomplete : strings.notAnswered, canRetry, context)}`,
+      );
+    case TurnStatus.interrupted:
+      return assistant(false, html`${written}${notice(strings.interrupted, canRetry, context)}`);
+  }
+}
+
+export function renderTurn(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
+  const queued = turn.status === TurnStatus.queued;
+  return html`<div class="item" data-key=${turn.id} data-status=${turn.status}>
+    <div class="message user ${queued ? 'queued' : ''}" part="message user-message">${turn.text}</div>
+    ${reply(owner, turn, canRetry, context)}
   </div>`;
 }

@@ -1,6 +1,7 @@
 import { LitElement, html, nothing } from 'lit';
 import type { PropertyValues } from 'lit';
 import { property, query, state } from 'lit/decorators.js';
+import { repeat } from 'lit/directives/repeat.js';
 import { ChatController } from './controller.js';
 import type { ReplyResult } from './controller.js';
 import type { PersonaChatError } from './errors.js';
@@ -15,9 +16,11 @@ import {
   PersonaChatReadyEvent,
   PersonaChatSendEvent,
 } from './events.js';
-import { renderMessage } from './messages.js';
+import { renderHistoryItem, renderTurn } from './messages.js';
+import type { RenderContext } from './messages.js';
 import { styles } from './persona-chat.styles.js';
-import { Status, activeReply } from './state.js';
+import { TurnStatus, activeTurn, currentTurn } from './state.js';
+import type { Feedback } from './state.js';
 import type { StorageKind } from './storage.js';
 import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
@@ -67,6 +70,9 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @csspart input - The message box.
  * @csspart send-button - The send (or stop) button.
  * @csspart error - An error notice.
+ *
+ * @cssstate queued - Custom states (`:state(streaming)`) and the `turn-status` attribute give the status of the
+ *   current turn: `idle`, `queued`, `accepting`, `streaming`, `done`, `stopped`, `failed` or `interrupted`.
  *
  * @cssprop [--persona-chat-accent-color=#4f46e5] - Launcher, user bubbles, links, buttons.
  * @cssprop [--persona-chat-on-accent-color=#ffffff] - Text on the accent colour.
@@ -122,6 +128,12 @@ export class PersonaChat extends LitElement {
   /** The transport to the backend; default `globalThis.fetch`. */
   @property({ attribute: false }) fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
 
+  /**
+   * The status of the current turn (the one being answered, else the newest): `idle` before any, then `queued`,
+   * `accepting`, `streaming`, `done`, `stopped`, `failed` or `interrupted`. Reflected, and a custom state.
+   */
+  @property({ attribute: 'turn-status', reflect: true }) turnStatus: TurnStatus | 'idle' = 'idle';
+
   @state() private draft = '';
   @state() private pinned = true;
   @state() private errorMessage = '';
@@ -131,6 +143,7 @@ export class PersonaChat extends LitElement {
 
   private readonly chat = new ChatController(this);
   private announcement = '';
+  readonly #internals = this.attachInternals();
   #percent: { locale: string; format: Intl.NumberFormat } | undefined;
 
   /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's. */
@@ -156,7 +169,16 @@ export class PersonaChat extends LitElement {
     super();
     this.chat.onReply = reply => this.replied(reply);
     this.chat.onError = error => this.failed(error);
-    this.chat.onConversation = (id, restored) => this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
+    this.chat.onConversation = (id, restored) => {
+      if (!this.draft) this.draft = this.chat.tab.draft(id);
+      this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
+    };
+    // The turn's status shows at once (a status changes rarely); the messages render once per frame.
+    this.chat.onChange = () => {
+      const status = currentTurn(this.chat.state)?.status ?? 'idle';
+      if (status !== this.turnStatus) this.turnStatus = status;
+    };
+    this.chat.onUnsent = texts => this.keepDraft([...texts, this.draft].filter(Boolean).join('\n'));
   }
 
   private get text(): Strings {
@@ -172,7 +194,12 @@ export class PersonaChat extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback();
-    if (this.inline && this.endpoint) void this.chat.start();
+    // After the first update, which restores properties set before the element was defined (`fetch` among them).
+    void this.updateComplete.then(() => {
+      if (!this.isConnected) return;
+      if (!this.draft) this.draft = this.chat.tab.draft(null);
+      if ((this.inline || this.open) && this.endpoint) void this.chat.start();
+    });
   }
 
   protected override firstUpdated() {
@@ -191,6 +218,14 @@ export class PersonaChat extends LitElement {
       }
     }
     if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
+    if (changed.has('turnStatus')) {
+      try {
+        for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
+        this.#internals.states.add(this.turnStatus);
+      } catch {
+        // Custom states are missing in older engines; the attribute says the same.
+      }
+    }
   }
 
   /** Opens the panel; resolves once `persona-chat-open` fired. */
@@ -222,7 +257,10 @@ export class PersonaChat extends LitElement {
     return this.chat.send(event.text);
   }
 
-  /** Stops the reply being written; resolves once the stopped reply's `persona-chat-message` fired. */
+  /**
+   * Stops the reply being written (queued messages go back to the message box); resolves once the stopped reply's
+   * `persona-chat-message` fired.
+   */
   async stop() {
     this.chat.stop();
     await this.updateComplete;
@@ -238,7 +276,15 @@ export class PersonaChat extends LitElement {
 
   private replied(reply: ReplyResult) {
     this.announcement = reply.content;
-    this.dispatchEvent(new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations));
+    this.dispatchEvent(
+      new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
+    );
+  }
+
+  /** Sets the message box's text, and keeps it for a reload of the tab. */
+  private keepDraft(text: string) {
+    this.draft = text;
+    this.chat.tab.saveDraft(this.chat.state.conversationId, text);
   }
 
   private failed(error: PersonaChatError) {
@@ -251,11 +297,8 @@ export class PersonaChat extends LitElement {
         origin_not_allowed: t.errorSession,
         config_error: t.errorConfig,
         invalid_request: t.errorTooLong,
+        interrupted: t.errorInterrupted,
       }[error.code as string] ?? t.errorGeneric;
-    if (this.chat.unsentText !== undefined) {
-      this.draft = this.chat.unsentText + (this.draft ? `\n${this.draft}` : '');
-      this.chat.unsentText = undefined;
-    }
     this.dispatchEvent(new PersonaChatErrorEvent(error.code, error.retryable, error));
   }
 
@@ -263,9 +306,29 @@ export class PersonaChat extends LitElement {
     event?.preventDefault();
     const text = this.draft.trim();
     if (!text) return;
-    this.draft = '';
+    this.keepDraft('');
     this.pinned = true;
     this.send(text).catch(() => {});
+  }
+
+  /** The one Send/Stop button: it keeps its identity (and the focus) while its label and action change. */
+  private sendOrStop(event: Event) {
+    if (!this.busy) return;
+    event.preventDefault();
+    void this.stop();
+  }
+
+  /** Whether a turn is being answered or waits: the button is Stop. */
+  private get busy() {
+    const { state } = this.chat;
+    return Boolean(activeTurn(state)) || state.turns.some(turn => turn.status === TurnStatus.queued);
+  }
+
+  private retry() {
+    this.errorMessage = '';
+    void this.chat.retry()?.catch(() => {});
+    // The Retry button goes away: the focus moves to the message box.
+    void this.updateComplete.then(() => this.input?.focus());
   }
 
   private keydown(event: KeyboardEvent) {
@@ -297,7 +360,8 @@ export class PersonaChat extends LitElement {
     if (cite || source) {
       const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);
       const key = (cite ?? source)!.closest<HTMLElement>('.item')?.dataset.key;
-      const citation = this.chat.state.items.find(item => item.key === key)?.citations[index];
+      const { turns, history } = this.chat.state;
+      const citation = (turns.find(turn => turn.id === key) ?? history.find(item => item.id === key))?.citations[index];
       const footnote = Number(cite ? cite.textContent : (source!.closest('li') as HTMLLIElement | null)?.value);
       if (citation) this.dispatchEvent(new PersonaChatCitationEvent(citation, footnote || index + 1));
     }
@@ -312,11 +376,17 @@ export class PersonaChat extends LitElement {
     const t = this.text;
     const inline = this.inline;
     const { state } = this.chat;
-    const replying = Boolean(activeReply(state));
-    const sending = state.items.some(item => item.status === 'sending' && item.role === 'user');
+    const replying = Boolean(activeTurn(state));
+    const busy = this.busy;
     const panelOpen = inline || this.open;
-    const last = state.items.at(-1);
+    const retryable = this.chat.retryable();
     const remaining = 4000 - this.draft.length;
+    const context: RenderContext = {
+      strings: t,
+      percent: this.percent,
+      actions: { retry: () => this.retry(), feedback: (id, messageId, value) => this.feedback(id, messageId, value) },
+    };
+    const empty = !state.history.length && !state.turns.length;
     return html`
       ${
         inline
@@ -365,8 +435,17 @@ export class PersonaChat extends LitElement {
           @scroll=${this.scrolled}
           @click=${this.clickInMessages}
         >
-          ${this.greeting && !state.items.length ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
-          ${state.items.map(item => html`<div class="item" data-key=${item.key}>${renderMessage(this, item, t, { retry: () => void this.chat.retry()?.catch(() => {}), feedback: (i, v) => this.feedback(i, v) }, item === last, this.percent)}</div>`)}
+          ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
+          ${repeat(
+            state.history,
+            item => item.id,
+            item => renderHistoryItem(this, item, context),
+          )}
+          ${repeat(
+            state.turns,
+            turn => turn.id,
+            turn => renderTurn(this, turn, turn === retryable, context),
+          )}
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>
         <div class="sr-only" aria-live="polite">${this.announcement}</div>
@@ -375,7 +454,7 @@ export class PersonaChat extends LitElement {
             ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>`
             : nothing
         }
-        ${this.errorMessage || state.status === Status.error ? html`<div class="error" part="error" role="alert">${this.errorMessage || t.errorGeneric}</div>` : nothing}
+        ${this.errorMessage ? html`<div class="error" part="error" role="alert">${this.errorMessage}</div>` : nothing}
         <form part="composer" @submit=${this.submit}>
           <textarea
             part="input"
@@ -383,25 +462,25 @@ export class PersonaChat extends LitElement {
             aria-label=${t.placeholder}
             placeholder=${t.placeholder}
             .value=${this.draft}
-            ?readonly=${sending}
-            aria-busy=${sending ? 'true' : 'false'}
-            @input=${(e: Event) => (this.draft = (e.target as HTMLTextAreaElement).value)}
+            @input=${(e: Event) => this.keepDraft((e.target as HTMLTextAreaElement).value)}
             @keydown=${this.keydown}
           ></textarea>
-          ${
-            replying
-              ? html`<button type="button" class="send" part="send-button" @click=${() => this.stop()}>${t.stop}</button>`
-              : html`<button type="submit" class="send" part="send-button" ?disabled=${!this.draft.trim()}>${t.send}</button>`
-          }
+          <button
+            type="submit"
+            class="send"
+            part="send-button"
+            aria-disabled=${!busy && !this.draft.trim() ? 'true' : 'false'}
+            @click=${this.sendOrStop}
+          >${busy ? t.stop : t.send}</button>
         </form>
         ${remaining < 200 ? html`<div class="limit" aria-live="polite">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
       </section>
     `;
   }
 
-  private feedback(item: Parameters<ChatController['feedback']>[0], value: 'up' | 'down') {
-    this.chat.feedback(item, value);
-    this.dispatchEvent(new PersonaChatFeedbackEvent(item.messageId, value));
+  private feedback(id: string, messageId: string | null, value: Feedback) {
+    this.chat.feedback(id, value);
+    this.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
   }
 }
 

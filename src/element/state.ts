@@ -1,184 +1,276 @@
 /**
  * @module
- * The conversation as the element shows it, as pure data: `applyEvent(state, event)` returns the next state.
- * No DOM, no network; the controller feeds it what happened.
+ * The conversation as the element shows it, as pure data: `applyEvent(state, event)` returns the next state. No
+ * DOM, no network; the controller feeds it what happened. The conversation is the service's history plus turns:
+ * each turn is one message of the visitor and its reply, and every event names the turn it belongs to, so nothing
+ * that arrives late can land on another reply.
  */
-import type { Citation, MessageView } from '../protocol.js';
+import type { Citation, MessageView, RunView } from '../protocol.js';
 
-export const Status = {
-  idle: 'idle',
-  connecting: 'connecting',
+/** Where a turn is: waiting behind another, being accepted, streaming, or ended one of four ways. */
+export const TurnStatus = {
+  queued: 'queued',
+  accepting: 'accepting',
   streaming: 'streaming',
-  error: 'error',
+  done: 'done',
+  stopped: 'stopped',
+  failed: 'failed',
+  interrupted: 'interrupted',
 } as const;
-export type Status = (typeof Status)[keyof typeof Status];
+export type TurnStatus = (typeof TurnStatus)[keyof typeof TurnStatus];
 
-export interface ChatItem {
-  /** Stable key for rendering. */
-  key: string;
+/** The session and the stored conversation: being set up, ready, or unreachable. */
+export const Connection = { idle: 'idle', connecting: 'connecting', ready: 'ready', failed: 'failed' } as const;
+export type Connection = (typeof Connection)[keyof typeof Connection];
+
+export type Feedback = 'up' | 'down';
+
+/** A message of the service's history. */
+export interface HistoryItem {
+  id: string;
   role: 'user' | 'assistant';
   text: string;
-  /** `queued` user messages wait for the reply in progress; `sending` means not yet accepted. */
-  status: 'queued' | 'sending' | 'streaming' | 'done' | 'error' | 'stopped';
   messageId: string | null;
   citations: Citation[];
-  /** Assistant replies: the idempotency key of the request that asked for them, reused by Retry. */
-  requestKey?: string;
-  /** Assistant replies: the user message they answer. */
-  question?: string;
-  errorCode?: string;
-  retryable?: boolean;
-  feedback?: 'up' | 'down';
+  feedback?: Feedback;
+}
+
+export interface Turn {
+  /** Stable, for rendering. */
+  id: string;
+  /** The Idempotency-Key of the message: the backend's run. Kept across retries. */
+  key: string;
+  /** The visitor's message. */
+  text: string;
+  status: TurnStatus;
+  reply: string;
+  citations: Citation[];
+  messageId: string | null;
+  finishReason: string | null;
+  /** The id of the newest event applied: following the run again goes on after it. */
+  lastEventId: string | null;
+  /** The run's attempt the reply belongs to; a new attempt starts the text afresh. */
+  attempt: number;
+  error: { code: string; retryable: boolean } | null;
+  /** A failure while later turns waited: they wait for this one's Retry (or a Stop). */
+  holdsQueue: boolean;
+  feedback?: Feedback;
 }
 
 export interface ChatState {
-  status: Status;
+  connection: Connection;
   conversationId: string | null;
-  items: ChatItem[];
+  history: HistoryItem[];
+  turns: Turn[];
 }
 
 export type ChatEvent =
   | { type: 'reset' }
   | { type: 'connecting' }
   | { type: 'ready' }
-  | { type: 'restored'; conversationId: string; messages: MessageView[]; citations: (messageId: string) => Citation[] }
+  | { type: 'connectFailed' }
+  | {
+      type: 'restored';
+      conversationId: string;
+      messages: MessageView[];
+      runs: RunView[];
+      citations: (messageId: string) => Citation[];
+    }
   | { type: 'conversation'; conversationId: string }
-  | { type: 'queued'; key: string; text: string }
-  | { type: 'sending'; key: string; text: string; requestKey: string }
-  | { type: 'accepted' }
-  | { type: 'unsent' }
-  | { type: 'delta'; text: string }
-  | { type: 'citations'; citations: Citation[] }
-  | { type: 'done'; messageId: string | null }
-  | { type: 'failed'; code: string; retryable: boolean }
-  | { type: 'stopped' }
-  | { type: 'retrying'; key: string }
-  | { type: 'feedback'; key: string; value: 'up' | 'down' };
+  | { type: 'queued'; id: string; key: string; text: string }
+  | { type: 'accepting'; id: string }
+  | { type: 'accepted'; id: string; attempt: number }
+  | { type: 'delta'; id: string; text: string; eventId: string | null }
+  | { type: 'citations'; id: string; citations: Citation[]; eventId: string | null }
+  | { type: 'done'; id: string; messageId: string | null; finishReason: string | null; eventId: string | null }
+  | { type: 'failed'; id: string; code: string; retryable: boolean }
+  | { type: 'interrupted'; id: string; code: string }
+  | { type: 'stopped'; id: string }
+  | { type: 'removed'; ids: string[] }
+  | { type: 'retrying'; id: string }
+  | { type: 'feedback'; id: string; value: Feedback };
 
-export const initialState: ChatState = { status: Status.idle, conversationId: null, items: [] };
+export const initialState: ChatState = {
+  connection: Connection.idle,
+  conversationId: null,
+  history: [],
+  turns: [],
+};
 
-/** The reply being written, if any: the last assistant item while sending or streaming. */
-export function activeReply(state: ChatState): ChatItem | undefined {
-  const last = state.items.findLast(item => item.role === 'assistant');
-  return last && (last.status === 'sending' || last.status === 'streaming') ? last : undefined;
+/** Statuses whose turn is still being answered. */
+export const isActive = (status: TurnStatus) => status === TurnStatus.accepting || status === TurnStatus.streaming;
+
+/** Statuses a turn ends in, once. */
+export const isSettled = (status: TurnStatus) => !isActive(status) && status !== TurnStatus.queued;
+
+/** The turn being answered, if any. */
+export const activeTurn = (state: ChatState) => state.turns.find(turn => isActive(turn.status));
+
+/** The turn that stands for the conversation: the one being answered or failing the queue, else the newest. */
+export function currentTurn(state: ChatState): Turn | undefined {
+  return activeTurn(state) ?? state.turns.find(turn => turn.holdsQueue) ?? state.turns.findLast(t => !isQueued(t));
 }
 
-const replaceLastReply = (state: ChatState, change: (item: ChatItem) => ChatItem): ChatItem[] => {
-  const index = state.items.findLastIndex(item => item.role === 'assistant');
-  return index < 0 ? state.items : state.items.map((item, i) => (i === index ? change(item) : item));
+const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
+
+/** The next queued turn to send, unless a turn is being answered or a failure holds the queue. */
+export function nextQueued(state: ChatState): Turn | undefined {
+  if (activeTurn(state) || state.turns.some(turn => turn.holdsQueue)) return undefined;
+  return state.turns.find(isQueued);
+}
+
+const runStatus: Record<RunView['status'], TurnStatus> = {
+  running: TurnStatus.streaming,
+  done: TurnStatus.done,
+  stopped: TurnStatus.stopped,
+  failed: TurnStatus.failed,
+  interrupted: TurnStatus.interrupted,
 };
+
+/** A run of the replay window as a turn: what a reload or another tab shows of it. */
+export function turnOfRun(run: RunView): Turn {
+  return {
+    id: `run:${run.key}`,
+    key: run.key,
+    text: run.message,
+    status: runStatus[run.status] ?? TurnStatus.interrupted,
+    reply: run.content,
+    citations: run.citations,
+    messageId: run.messageId,
+    finishReason: run.finishReason,
+    lastEventId: run.lastEventId,
+    attempt: run.attempt,
+    error: run.error && { code: run.error.code, retryable: run.error.retryable },
+    holdsQueue: false,
+  };
+}
+
+function updateTurn(state: ChatState, id: string, change: (turn: Turn) => Partial<Turn>): ChatState {
+  let changed = false;
+  const turns = state.turns.map(turn => {
+    if (turn.id !== id) return turn;
+    changed = true;
+    return { ...turn, ...change(turn) };
+  });
+  return changed ? { ...state, turns } : state;
+}
 
 export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
   switch (event.type) {
     case 'reset':
-      return initialState;
+      return { ...initialState, connection: state.connection };
     case 'connecting':
-      return { ...state, status: Status.connecting };
+      return { ...state, connection: Connection.connecting };
     case 'ready':
-      return { ...state, status: activeReply(state) ? Status.streaming : Status.idle };
+      return { ...state, connection: Connection.ready };
+    case 'connectFailed':
+      return { ...state, connection: Connection.failed };
     case 'restored':
       return {
-        status: Status.idle,
+        ...state,
         conversationId: event.conversationId,
-        items: event.messages.map((m, i) => ({
-          key: m.id ?? `restored-${i}`,
+        history: event.messages.map((m, i) => ({
+          id: m.id ?? `restored-${i}`,
           role: m.role,
           text: m.content,
-          status: 'done',
           messageId: m.id,
           citations: m.role === 'assistant' && m.id ? event.citations(m.id) : [],
         })),
+        // Turns of this page that the backend does not list yet (queued, or still being accepted) stay.
+        turns: [
+          ...event.runs.map(turnOfRun),
+          ...state.turns.filter(turn => !event.runs.some(run => run.key === turn.key) && !isSettled(turn.status)),
+        ],
       };
     case 'conversation':
       return { ...state, conversationId: event.conversationId };
     case 'queued':
       return {
         ...state,
-        items: [
-          ...state.items,
-          { key: event.key, role: 'user', text: event.text, status: 'queued', messageId: null, citations: [] },
-        ],
-      };
-    case 'sending': {
-      const items = state.items.filter(item => item.key !== event.key);
-      return {
-        ...state,
-        status: Status.streaming,
-        items: [
-          ...items,
-          { key: event.key, role: 'user', text: event.text, status: 'sending', messageId: null, citations: [] },
+        turns: [
+          ...state.turns,
           {
-            key: `${event.key}-reply`,
-            role: 'assistant',
-            text: '',
-            status: 'sending',
-            messageId: null,
+            id: event.id,
+            key: event.key,
+            text: event.text,
+            status: TurnStatus.queued,
+            reply: '',
             citations: [],
-            requestKey: event.requestKey,
-            question: event.text,
+            messageId: null,
+            finishReason: null,
+            lastEventId: null,
+            attempt: 1,
+            error: null,
+            holdsQueue: false,
           },
         ],
       };
+    case 'accepting': {
+      // A turn moves to the end of what was sent: queued turns behind it keep their order.
+      const turn = state.turns.find(t => t.id === event.id);
+      if (!turn) return state;
+      const others = state.turns.filter(t => t.id !== event.id);
+      const at = others.findIndex(isQueued);
+      const moved = { ...turn, status: TurnStatus.accepting, error: null, holdsQueue: false };
+      const turns = at < 0 ? [...others, moved] : [...others.slice(0, at), moved, ...others.slice(at)];
+      return { ...state, turns };
     }
     case 'accepted':
-      return {
-        ...state,
-        items: state.items.map(item =>
-          item.status === 'sending' ? { ...item, status: item.role === 'user' ? 'done' : 'streaming' } : item,
-        ),
-      };
-    case 'unsent': {
-      // The message never reached the backend: take it back out (its text returns to the composer).
-      const items = state.items.filter(item => item.status !== 'sending');
-      return { ...state, status: Status.idle, items };
-    }
+      return updateTurn(state, event.id, turn => ({
+        status: TurnStatus.streaming,
+        // A new attempt of the run writes its reply afresh.
+        ...(event.attempt !== turn.attempt ? { reply: '', citations: [], attempt: event.attempt } : {}),
+      }));
     case 'delta':
-      return {
-        ...state,
-        items: replaceLastReply(state, item => ({ ...item, status: 'streaming', text: item.text + event.text })),
-      };
+      return updateTurn(state, event.id, turn => ({
+        status: TurnStatus.streaming,
+        reply: turn.reply + event.text,
+        lastEventId: event.eventId ?? turn.lastEventId,
+      }));
     case 'citations':
-      return { ...state, items: replaceLastReply(state, item => ({ ...item, citations: event.citations })) };
+      return updateTurn(state, event.id, turn => ({
+        citations: event.citations,
+        lastEventId: event.eventId ?? turn.lastEventId,
+      }));
     case 'done':
-      return {
-        ...state,
-        status: Status.idle,
-        items: replaceLastReply(state, item => ({
-          ...item,
-          status: 'done',
-          messageId: event.messageId,
-          errorCode: undefined,
-        })),
-      };
+      return updateTurn(state, event.id, turn => ({
+        status: event.finishReason === 'stopped' ? TurnStatus.stopped : TurnStatus.done,
+        messageId: event.messageId,
+        finishReason: event.finishReason,
+        lastEventId: event.eventId ?? turn.lastEventId,
+        error: null,
+      }));
     case 'failed':
-      return {
-        ...state,
-        status: Status.error,
-        items: replaceLastReply(state, item => ({
-          ...item,
-          status: 'error',
-          errorCode: event.code,
-          retryable: event.retryable,
-        })),
-      };
+    case 'interrupted': {
+      const waiting = state.turns.some(isQueued);
+      return updateTurn(state, event.id, () => ({
+        status: event.type === 'failed' ? TurnStatus.failed : TurnStatus.interrupted,
+        error: { code: event.code, retryable: event.type === 'interrupted' || event.retryable },
+        holdsQueue: waiting && (event.type === 'interrupted' || event.retryable),
+      }));
+    }
     case 'stopped':
-      return {
-        ...state,
-        status: Status.idle,
-        items: replaceLastReply(state, item => ({ ...item, status: 'stopped' })),
-      };
+      return updateTurn(state, event.id, () => ({ status: TurnStatus.stopped, holdsQueue: false }));
+    case 'removed': {
+      const turns = state.turns.filter(turn => !event.ids.includes(turn.id));
+      // With nothing queued any more, a failure holds nothing back.
+      const waiting = turns.some(isQueued);
+      return { ...state, turns: waiting ? turns : turns.map(turn => ({ ...turn, holdsQueue: false })) };
+    }
     case 'retrying':
+      return updateTurn(state, event.id, () => ({
+        status: TurnStatus.accepting,
+        error: null,
+        holdsQueue: false,
+        finishReason: null,
+      }));
+    case 'feedback': {
+      const turned = updateTurn(state, event.id, () => ({ feedback: event.value }));
+      if (turned !== state) return turned;
       return {
         ...state,
-        status: Status.streaming,
-        items: state.items.map(item =>
-          item.key === event.key ? { ...item, text: '', citations: [], status: 'sending', errorCode: undefined } : item,
-        ),
+        history: state.history.map(item => (item.id === event.id ? { ...item, feedback: event.value } : item)),
       };
-    case 'feedback':
-      return {
-        ...state,
-        items: state.items.map(item => (item.key === event.key ? { ...item, feedback: event.value } : item)),
-      };
+    }
   }
 }

@@ -1,22 +1,25 @@
 /**
  * @module
- * What the element keeps in the browser: the conversation id (a hint; the backend decides whose it is) and the
- * citations of recent replies by messageId, which restored messages do not carry. Namespaced by endpoint, persona
- * and the session's user key. Storage that throws (private mode, sandboxed frames) falls back to memory.
+ * What the element keeps in the browser: the conversation id (a hint; the backend decides whose it is), the
+ * citations of recent replies by messageId, which restored messages do not carry, and the visitor's unsent draft
+ * (in sessionStorage, per conversation, so it survives a reload of the tab and nothing more). Namespaced by
+ * endpoint, persona and the session's user key. Storage that throws (private mode, sandboxed frames) falls back
+ * to memory.
  */
+import { normalizeCitations } from '../citations.js';
 import type { Citation } from '../protocol.js';
 
 export type StorageKind = 'local' | 'session' | 'none';
 
 const memory = new Map<string, string>();
 
-const memoryStore: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> = {
+const memoryStore: Store = {
   getItem: key => memory.get(key) ?? null,
   setItem: (key, value) => void memory.set(key, value),
   removeItem: key => void memory.delete(key),
 };
 
-function backing(kind: StorageKind): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> {
+function backing(kind: StorageKind): Store {
   if (kind === 'none') return memoryStore;
   try {
     const store = kind === 'session' ? window.sessionStorage : window.localStorage;
@@ -32,12 +35,15 @@ function backing(kind: StorageKind): Pick<Storage, 'getItem' | 'setItem' | 'remo
 const maxCitedReplies = 50;
 
 export class ChatStorage {
-  readonly #store: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
+  readonly #store: Store;
   /** The key of the conversation id, also what a `storage` event from another tab names. */
   readonly conversationKey: string;
   readonly #citationsKey: string;
+  /** Whether other elements and tabs see the same conversation (not with `storage="none"`). */
+  readonly shared: boolean;
 
   constructor(kind: StorageKind, namespace: string) {
+    this.shared = kind !== 'none';
     this.#store = kind === 'none' ? memoryStoreFor() : backing(kind);
     this.conversationKey = `persona-chat:${namespace}:conversation`;
     this.#citationsKey = `persona-chat:${namespace}:citations`;
@@ -52,7 +58,7 @@ export class ChatStorage {
   }
 
   citations(messageId: string): Citation[] {
-    return this.#citations()[messageId] ?? [];
+    return normalizeCitations(this.#citations()[messageId]);
   }
 
   saveCitations(messageId: string, citations: Citation[]) {
@@ -75,25 +81,85 @@ export class ChatStorage {
   }
 
   #read(key: string): string | null {
-    try {
-      return this.#store.getItem(key);
-    } catch {
-      return null;
-    }
+    return read(this.#store, key);
   }
 
   #write(key: string, value: string | null) {
+    write(this.#store, key, value);
+  }
+}
+
+/**
+ * What this tab keeps while the page reloads (sessionStorage): the unsent draft per conversation, and the messages
+ * sent but not yet accepted by the backend, so that a reload at that moment gives them back instead of losing
+ * them. Namespaced by endpoint and persona only: it is needed before the session says who the visitor is.
+ */
+export class TabStorage {
+  readonly #store: Store;
+  readonly #prefix: string;
+
+  constructor(kind: StorageKind, namespace: string) {
+    this.#store = kind === 'none' ? memoryStoreFor() : backing('session');
+    this.#prefix = `persona-chat:${namespace}`;
+  }
+
+  /** The unsent draft of a conversation (or of the one not started yet). */
+  draft(conversationId: string | null): string {
+    return read(this.#store, `${this.#prefix}:draft:${conversationId ?? 'new'}`) ?? '';
+  }
+
+  saveDraft(conversationId: string | null, text: string) {
+    write(this.#store, `${this.#prefix}:draft:${conversationId ?? 'new'}`, text || null);
+  }
+
+  /** Messages sent but not yet accepted, oldest first. */
+  pending(): { key: string; text: string }[] {
     try {
-      if (value === null) this.#store.removeItem(key);
-      else this.#store.setItem(key, value);
+      const parsed: unknown = JSON.parse(read(this.#store, `${this.#prefix}:pending`) ?? '[]');
+      return Array.isArray(parsed)
+        ? parsed.filter(
+            (p): p is { key: string; text: string } => typeof p?.key === 'string' && typeof p?.text === 'string',
+          )
+        : [];
     } catch {
-      // Full or blocked: the conversation simply is not kept.
+      return [];
     }
+  }
+
+  addPending(key: string, text: string) {
+    this.#savePending([...this.pending().filter(p => p.key !== key), { key, text }]);
+  }
+
+  removePending(key: string) {
+    this.#savePending(this.pending().filter(p => p.key !== key));
+  }
+
+  #savePending(list: { key: string; text: string }[]) {
+    write(this.#store, `${this.#prefix}:pending`, list.length ? JSON.stringify(list.slice(-20)) : null);
+  }
+}
+
+type Store = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
+
+function read(store: Store, key: string): string | null {
+  try {
+    return store.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+function write(store: Store, key: string, value: string | null) {
+  try {
+    if (value === null) store.removeItem(key);
+    else store.setItem(key, value);
+  } catch {
+    // Full or blocked: it simply is not kept.
   }
 }
 
 /** `storage="none"`: a private memory per element, so nothing outlives the page. */
-function memoryStoreFor(): Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> {
+function memoryStoreFor(): Store {
   const map = new Map<string, string>();
   return {
     getItem: key => map.get(key) ?? null,

@@ -21,6 +21,9 @@ export const en = {
   copy: 'Copy',
   copied: 'Copied',
   incomplete: 'This reply is incomplete.',
+  notAnswered: 'This message has not been answered.',
+  stopped: 'Stopped.',
+  interrupted: 'This reply was interrupted.',
   newMessages: 'New messages',
   charactersLeft: (n: number) => `${n} characters left`,
   relevance: (percent: string) => `Relevance ${percent}`,
@@ -33,6 +36,7 @@ export const en = {
   errorSession: 'The chat could not start here.',
   errorTooLong: 'That message is too long.',
   errorConfig: 'This chat is not set up correctly.',
+  errorInterrupted: 'The reply was interrupted. You can try again.',
 };
 
 export type Strings = typeof en;

@@ -1,87 +1,10 @@
-import { expect, fixture, html, oneEvent as oneCustomEvent, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
-import '../../src/element/define.js';
-import type { PersonaChat } from '../../src/element/persona-chat.js';
-
-// The backend is mounted at /persona-chat by web-test-runner.config.mjs, with the emulator behind it.
-const juniper = '3e913ded-bf6d-4591-85bb-a2d9be56efd6';
-const ada = 'd8357ade-fff8-4bd3-9194-fa5b172b45f8';
-
-/** The next event of that name, typed as the element's event class. */
-const oneEvent = <K extends keyof GlobalEventHandlersEventMap>(el: EventTarget, name: K) =>
-  oneCustomEvent(el, name) as unknown as Promise<GlobalEventHandlersEventMap[K]>;
-
-type Continue = { path: string; aborted: boolean };
-const continues = async (): Promise<Continue[]> => (await fetch('/test-support/continues')).json();
-const faults = (body: unknown) =>
-  fetch('/emulator/__emulator/faults', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-
-/** Hides the shadow-DOM queries of the tests. */
-class Harness {
-  constructor(readonly el: PersonaChat) {}
-  get root() {
-    return this.el.shadowRoot!;
-  }
-  get input() {
-    return this.root.querySelector('textarea')!;
-  }
-  get sendButton() {
-    return this.root.querySelector<HTMLButtonElement>('[part="send-button"]')!;
-  }
-  replies() {
-    return [...this.root.querySelectorAll<HTMLElement>('.message.assistant')];
-  }
-  lastReply() {
-    return this.replies().at(-1);
-  }
-  userMessages() {
-    return [...this.root.querySelectorAll<HTMLElement>('.message.user')].map(m => m.textContent);
-  }
-  async type(text: string) {
-    this.input.value = text;
-    this.input.dispatchEvent(new Event('input'));
-    await this.el.updateComplete;
-  }
-  async press(key: string, init: KeyboardEventInit = {}) {
-    this.input.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true, composed: true, ...init }));
-    await this.el.updateComplete;
-  }
-  /** Waits until the last reply is done (it has sources or actions) or shows an error notice. */
-  async settled() {
-    await waitUntil(
-      () => {
-        const reply = this.lastReply();
-        return reply && reply.getAttribute('aria-busy') === 'false';
-      },
-      'the reply did not finish',
-      { timeout: 12_000 },
-    );
-    await this.el.updateComplete;
-  }
-}
-
-async function chat(
-  attributes = html`<persona-chat
-    endpoint="/persona-chat"
-    mode="inline"
-    storage="session"
-    persona-id=${juniper}
-  ></persona-chat>`,
-) {
-  const el = await fixture<PersonaChat>(attributes);
-  return new Harness(el);
-}
+import { PersonaChat } from '../../src/element/persona-chat.js';
+import { Harness, ada, chat, continues, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
 
 describe('<persona-chat>', () => {
-  beforeEach(async () => {
-    sessionStorage.clear();
-    localStorage.clear();
-    await fetch('/test-support/reset', { method: 'POST' });
-  });
+  beforeEach(resetAll);
 
   it('sends the first message, creating a conversation, and streams a reply with footnotes and sources', async () => {
     const h = await chat();
@@ -150,13 +73,15 @@ describe('<persona-chat>', () => {
   it('stops a reply: the emulator sees the request end, and what arrived stays', async () => {
     await faults({ chunkDelayMs: 100 });
     const h = await chat();
-    void h.el.send('How do I return a tent?').catch(() => {});
-    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 10, 'some text streamed');
+    const reply = h.el.send('How do I return a tent?');
+    await h.writing();
     expect(h.sendButton.textContent).to.equal('Stop');
     h.sendButton.click();
+    await h.status('stopped');
+    expect((await reply).finishReason).to.equal('stopped');
     await waitUntil(async () => (await continues())[0]?.aborted, 'the upstream request ended', { timeout: 3000 });
-    await waitUntil(() => h.root.querySelector('[part="retry-button"]'), 'Retry is offered');
-    expect(h.lastReply()!.textContent!.length).to.be.greaterThan(10);
+    expect(h.retryButton, 'Retry is offered').to.not.equal(null);
+    expect(h.lastReply()!.querySelector('.markdown')!.textContent!.trim()).to.not.equal('');
     expect(h.sendButton.textContent).to.equal('Send');
   });
 
@@ -167,19 +92,21 @@ describe('<persona-chat>', () => {
     void h.el.send('What does membership cost?').catch(() => {});
     const error = await failed;
     expect(error.retryable).to.equal(true);
-    await h.el.updateComplete;
+    await h.status('failed');
     expect(h.lastReply()!.textContent).to.contain('This reply is incomplete.');
     expect((await continues()).length).to.equal(1);
-    h.root.querySelector<HTMLButtonElement>('[part="retry-button"]')!.click();
-    await oneEvent(h.el, 'persona-chat-message');
+    const retried = oneEvent(h.el, 'persona-chat-message');
+    h.retryButton!.click();
+    await retried;
     await h.settled();
     expect((await continues()).length).to.equal(2, 'one more upstream send, not two');
     expect(h.lastReply()!.textContent).to.contain('Membership costs $30');
     expect(h.replies().length).to.equal(1);
   });
 
-  it('puts the text back in the composer when sending fails', async () => {
+  it('keeps a message it could not send as a turn with Retry, and the message box usable', async () => {
     const h = await chat();
+    const real = h.el.fetch;
     h.el.fetch = async () => {
       throw new TypeError('Failed to fetch');
     };
@@ -187,10 +114,28 @@ describe('<persona-chat>', () => {
     await h.press('Enter');
     const error = await oneEvent(h.el, 'persona-chat-error');
     expect(error.code).to.equal('network_error');
-    await h.el.updateComplete;
-    expect(h.input.value).to.equal('Is this kept?');
-    expect(h.userMessages()).to.deep.equal([]);
+    await h.status('failed');
+    expect(h.userMessages()).to.deep.equal(['Is this kept?']);
     expect(h.root.querySelector('[role="alert"]')!.textContent).to.contain('cannot be reached');
+    expect(h.input.readOnly).to.equal(false);
+    expect(h.input.getAttribute('aria-busy')).to.not.equal('true');
+    h.el.fetch = real;
+    const done = oneEvent(h.el, 'persona-chat-message');
+    h.retryButton!.click();
+    expect((await done).content).to.match(/rent/i);
+    expect((await continues()).length).to.equal(1);
+  });
+
+  it('puts a message the backend refuses for good back in the message box', async () => {
+    const h = await chat();
+    await h.type('x'.repeat(4001));
+    await h.press('Enter');
+    const error = await oneEvent(h.el, 'persona-chat-error');
+    expect(error.code).to.equal('invalid_request');
+    await h.el.updateComplete;
+    expect(h.input.value).to.equal('x'.repeat(4001));
+    expect(h.userMessages()).to.deep.equal([]);
+    expect(h.root.querySelector('[role="alert"]')!.textContent).to.contain('too long');
   });
 
   it('refreshes an expired token once and sends the message upstream once', async () => {
@@ -226,7 +171,7 @@ describe('<persona-chat>', () => {
     await faults({ chunkDelayMs: 40 });
     const h = await chat();
     const reply = h.el.send('How do I return a tent?');
-    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 10, 'streaming');
+    await h.writing();
     const hidden = Object.getOwnPropertyDescriptor(Document.prototype, 'hidden')!;
     try {
       for (const value of [true, false, true, false]) {
@@ -318,6 +263,7 @@ describe('<persona-chat>', () => {
     const list = () => harness.root.querySelector<HTMLElement>('[part="messages"]')!;
     await el.send('How do I return a tent?');
     const next = el.send('Which sleeping bag for winter?');
+    await harness.writing();
     await waitUntil(() => list().scrollHeight > list().clientHeight + 100, 'the list overflows');
     await waitUntil(() => list().scrollHeight - list().scrollTop - list().clientHeight < 40, 'pinned to the bottom');
     list().scrollTop = 0;
@@ -367,20 +313,17 @@ describe('<persona-chat>', () => {
     await h.el.send('Can I rent a tent');
     const { conversationId } = await conversation;
     expect(h.userMessages()).to.deep.equal(['Can I rent a tent?']);
-    const stored = await (
-      await fetch(`/emulator/conversations/${conversationId}`, { headers: { 'x-svc-api-key': 'browser-test-key' } })
-    ).json();
-    expect(stored.metadata).to.deep.equal({ client: { page: '/tents', campaign: 'autumn' } });
+    const kept = (await stored(conversationId)) as unknown as { metadata: unknown };
+    expect(kept.metadata).to.deep.equal({ client: { page: '/tents', campaign: 'autumn' } });
   });
 
   it('queues a message sent while a reply streams, and sends it when the reply is done', async () => {
     await faults({ chunkDelayMs: 20 });
     const h = await chat();
     const first = h.el.send('How do I return a tent?');
-    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 5, 'streaming');
+    await h.writing();
     const second = h.el.send('What does membership cost?');
-    await h.el.updateComplete;
-    await waitUntil(() => h.root.querySelector('.message.user.queued'), 'queued');
+    await waitUntil(() => h.statuses().join() === 'streaming,queued', 'the second waits its turn');
     const [a, b] = await Promise.all([first, second]);
     expect(a.content).to.contain('Returns');
     expect(b.content).to.contain('Membership');
@@ -467,15 +410,38 @@ describe('<persona-chat>', () => {
     await faults({ chunkDelayMs: 60 });
     const h = await chat();
     void h.el.send('How do I return a tent?').catch(() => {});
-    await waitUntil(() => (h.lastReply()?.textContent ?? '').length > 5, 'streaming');
+    await h.writing();
     await expect(h.el).to.be.accessible();
-    h.el.stop();
+    await h.el.stop();
     await faults({ chunkDelayMs: 0, status: { code: 500, count: 1, on: 'continue' } });
     const failed = oneEvent(h.el, 'persona-chat-error');
     void h.el.send('Again?').catch(() => {});
     await failed;
-    await h.el.updateComplete;
+    await h.status('failed');
     await expect(h.el).to.be.accessible();
+  });
+
+  it('uses a fetch set on the element before it was defined, from the first request', async () => {
+    const seen: string[] = [];
+    const el = document.createElement('persona-chat-late') as PersonaChat;
+    el.setAttribute('endpoint', `${location.origin}/persona-chat`);
+    el.setAttribute('mode', 'inline');
+    el.setAttribute('storage', 'none');
+    el.setAttribute('persona-id', juniper);
+    el.fetch = (input, init) => {
+      seen.push(String(input));
+      return fetch(input, init);
+    };
+    document.body.append(el);
+    try {
+      customElements.define('persona-chat-late', class extends PersonaChat {});
+      await el.updateComplete;
+      await el.send('Do you rent tents?');
+      expect(seen[0]).to.match(/\/session$/, 'the session came through the host fetch');
+      expect(seen.some(url => url.endsWith('/messages'))).to.equal(true);
+    } finally {
+      el.remove();
+    }
   });
 });
 

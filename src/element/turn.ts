@@ -1,0 +1,61 @@
+/**
+ * @module
+ * One turn's control: the AbortController that every step of it takes (session, conversation, send, stream,
+ * refresh), and its one settlement. A turn settles exactly once, whatever happens after: a late response of a
+ * stopped turn finds it settled and changes nothing.
+ */
+import type { Citation } from '../protocol.js';
+
+export interface ReplyResult {
+  messageId: string | null;
+  content: string;
+  citations: Citation[];
+  /** `stop` (or the service's own reason) when complete, `stopped` when the visitor stopped it. */
+  finishReason: string | null;
+}
+
+export const abortError = (message = 'The message was not sent.') => new DOMException(message, 'AbortError');
+
+export const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
+
+export class TurnHandle {
+  readonly abort = new AbortController();
+  /** Set once the message may have reached the backend: stopping the turn then tells the backend too. */
+  sent = false;
+  /** Resolves with the reply once the turn is done or stopped; rejects with the failure, or an AbortError. */
+  readonly result: Promise<ReplyResult>;
+  #settle: { resolve(result: ReplyResult): void; reject(error: unknown): void } | undefined;
+
+  constructor(
+    readonly id: string,
+    readonly key: string,
+    readonly text: string,
+  ) {
+    this.result = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
+    // A turn nobody awaits (one restored from the backend) must not report an unhandled rejection.
+    this.result.catch(() => {});
+  }
+
+  get signal() {
+    return this.abort.signal;
+  }
+
+  get settled() {
+    return this.#settle === undefined;
+  }
+
+  /** Settles the turn, once; false when it already was. */
+  resolve(result: ReplyResult): boolean {
+    const settle = this.#settle;
+    this.#settle = undefined;
+    settle?.resolve(result);
+    return Boolean(settle);
+  }
+
+  reject(error: unknown): boolean {
+    const settle = this.#settle;
+    this.#settle = undefined;
+    settle?.reject(error);
+    return Boolean(settle);
+  }
+}

@@ -1,0 +1,192 @@
+// Replies that survive the page: a reload, a second tab, a dropped network. The backend keeps each reply as a run;
+// the element follows it again after the last event it saw.
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
+import type { PersonaChat } from '../../src/element/persona-chat.js';
+import { Harness, ada, chat, continues, faults, juniper, resetAll, stored } from './harness.js';
+
+/** A tab of the site: a frame with a plain host page holding one element. */
+async function tab(persona = juniper) {
+  const frame = document.createElement('iframe');
+  frame.src = `/test-support/host.html?persona=${persona}&storage=local`;
+  document.body.append(frame);
+  return { frame, element: () => element(frame) };
+}
+
+/** The frame's element once it is defined and rendered; a new one after each reload. */
+async function element(frame: HTMLIFrameElement, previous?: PersonaChat): Promise<Harness> {
+  await waitUntil(
+    () => {
+      const el = frame.contentDocument?.querySelector<PersonaChat>('persona-chat');
+      return el && el !== previous && el.shadowRoot?.querySelector('textarea');
+    },
+    'the page shows its chat',
+    { timeout: 10_000 },
+  );
+  return new Harness(frame.contentDocument!.querySelector<PersonaChat>('persona-chat')!);
+}
+
+/** The conversation id the element keeps, from the messages it shows after a restore. */
+const conversationOf = (h: Harness) =>
+  new Promise<string>(resolve =>
+    h.el.addEventListener('persona-chat-conversation', e => resolve(e.conversationId), { once: true }),
+  );
+
+const frames: HTMLIFrameElement[] = [];
+
+describe('<persona-chat> across reloads, tabs and networks', () => {
+  beforeEach(resetAll);
+  afterEach(() => frames.splice(0).forEach(frame => frame.remove()));
+
+  it('goes on with a reply after a reload: the question is shown and the reply ends complete, sent once', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const { frame, element: first } = await tab();
+    frames.push(frame);
+    const h = await first();
+    const started = conversationOf(h);
+    void h.el.send('How do I return a tent?').catch(() => {});
+    const conversationId = await started;
+    await h.writing();
+    frame.contentWindow!.location.reload();
+    const again = await element(frame, h.el);
+    await waitUntil(() => again.userMessages()[0] === 'How do I return a tent?', 'the question is shown', {
+      timeout: 8000,
+    });
+    await again.status('done', 15_000);
+    const kept = await stored(conversationId);
+    const text = kept.chatMessages[1]!.content;
+    expect(again.lastReply()!.querySelector('.markdown')!.textContent).to.contain(text.split('\n')[0]);
+    expect(again.userMessages()).to.deep.equal(['How do I return a tent?']);
+    expect((await continues()).filter(c => c.message === 'How do I return a tent?').length).to.equal(1);
+  });
+
+  it('shows a reply being written in a second tab opened meanwhile, and follows it to its end', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const one = await tab();
+    frames.push(one.frame);
+    const a = await one.element();
+    const reply = a.el.send('How do I return a tent?');
+    await a.writing();
+    const two = await tab();
+    frames.push(two.frame);
+    const b = await two.element();
+    await waitUntil(() => b.userMessages()[0] === 'How do I return a tent?', 'the second tab shows the question', {
+      timeout: 8000,
+    });
+    const { content } = await reply;
+    await b.status('done', 15_000);
+    expect(b.lastReply()!.querySelector('.markdown')!.textContent!.replace(/\s+/g, ' ')).to.contain(
+      content.split('\n')[0]!.replace(/\*\*/g, '').trim(),
+    );
+    expect((await continues()).length).to.equal(1);
+  });
+
+  it('shows a stopped reply after a reload, as it was stopped', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const { frame, element: first } = await tab();
+    frames.push(frame);
+    const h = await first();
+    void h.el.send('How do I return a tent?').catch(() => {});
+    await h.writing();
+    await h.el.stop();
+    await h.status('stopped');
+    await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 3000 });
+    frame.contentWindow!.location.reload();
+    const again = await element(frame, h.el);
+    await again.status('stopped');
+    expect(again.userMessages()).to.deep.equal(['How do I return a tent?']);
+    expect(again.lastReply()!.textContent).to.contain('Stopped.');
+    expect(again.lastReply()!.querySelector('.markdown')!.textContent!.trim()).to.not.equal('');
+    expect(again.retryButton).to.not.equal(null);
+  });
+
+  it('follows a reply again after the network dropped for 3 s: nothing lost or repeated, sent once', async () => {
+    // The drop: the test server cuts the page's open reply streams, and the page is offline (CDP) for 3 s.
+    await faults({ chunkDelayMs: 100 });
+    const h = await chat();
+    const requests: { url: string; lastEventId: string | null }[] = [];
+    const real = h.el.fetch;
+    h.el.fetch = (input, init) => {
+      requests.push({ url: String(input), lastEventId: new Headers(init?.headers).get('last-event-id') });
+      return real(input, init);
+    };
+    const started = conversationOf(h);
+    const reply = h.el.send('How do I return a tent?');
+    const conversationId = await started;
+    await h.writing();
+    await executeServerCommand('offline', { ms: 3000 });
+    const { content } = await reply;
+    const followed = requests.filter(r => r.url.includes('/runs/') && r.url.endsWith('/events'));
+    expect(followed.length, 'followed the run again').to.be.greaterThan(0);
+    expect(followed.at(-1)!.lastEventId).to.match(/^\d+-\d+$/);
+    const kept = await stored(conversationId);
+    expect(content).to.equal(kept.chatMessages[1]!.content, 'no text lost or repeated');
+    expect((await continues()).length).to.equal(1);
+    await h.status('done');
+  });
+
+  it('mints one visitor for two widgets of one page on a first visit', async () => {
+    await fetch('/test-support/forget-visitor', { method: 'POST' });
+    // An endpoint no other test of this page used: no session is known for it yet.
+    const endpoint = `${location.origin}/persona-chat`;
+    const box = await fixture<HTMLDivElement>(html`<div>
+      <persona-chat endpoint=${endpoint} mode="inline" storage="local" persona-id=${juniper}></persona-chat>
+      <persona-chat endpoint=${endpoint} mode="inline" storage="local" persona-id=${ada}></persona-chat>
+    </div>`);
+    const [a, b] = [...box.querySelectorAll<PersonaChat>('persona-chat')].map(el => new Harness(el));
+    const started = Promise.all([a!, b!].map(h => conversationOf(h)));
+    await Promise.all([a!.el.send('Do you rent tents?'), b!.el.send('How do I theme the widget?')]);
+    const ids = await started;
+    const owners = await Promise.all(ids.map(async id => (await stored(id)).externalUserId));
+    expect(owners[0]).to.equal(owners[1], 'one visitor');
+  });
+
+  it('mints one visitor for two tabs opened at once on a first visit', async () => {
+    await fetch('/test-support/forget-visitor', { method: 'POST' });
+    const tabs = await Promise.all([tab(juniper), tab(ada)]);
+    frames.push(...tabs.map(t => t.frame));
+    const [a, b] = await Promise.all(tabs.map(t => t.element()));
+    const started = Promise.all([a!, b!].map(h => conversationOf(h)));
+    await Promise.all([a!.el.send('Do you rent tents?'), b!.el.send('How do I theme the widget?')]);
+    const ids = await started;
+    const owners = await Promise.all(ids.map(async id => (await stored(id)).externalUserId));
+    expect(owners[0]).to.equal(owners[1], 'one visitor');
+    // And after a reload each tab still finds its conversation.
+    tabs[0]!.frame.contentWindow!.location.reload();
+    const again = await element(tabs[0]!.frame, a!.el);
+    await waitUntil(() => again.userMessages()[0] === 'Do you rent tents?', 'the conversation is restored', {
+      timeout: 8000,
+    });
+  });
+
+  it('gives back a message a reload cut off before the backend accepted it', async () => {
+    const { frame, element: first } = await tab();
+    frames.push(frame);
+    const h = await first();
+    await h.el.send('Do you rent tents?');
+    // The next message is held before it leaves the page: the reload cuts it off.
+    h.el.fetch = async (input, init) => {
+      if (String(input).endsWith('/messages')) return new Promise<Response>(() => {});
+      return fetch(input, init);
+    };
+    void h.el.send('And bear canisters?').catch(() => {});
+    await h.status('accepting');
+    frame.contentWindow!.location.reload();
+    const again = await element(frame, h.el);
+    await waitUntil(() => again.input.value === 'And bear canisters?', 'the text is back in the message box', {
+      timeout: 8000,
+    });
+    expect(again.userMessages()).to.deep.equal(['Do you rent tents?']);
+    expect((await continues()).map(c => c.message)).to.deep.equal(['Do you rent tents?']);
+  });
+
+  it('keeps the unsent draft across a reload', async () => {
+    const { frame, element: first } = await tab();
+    frames.push(frame);
+    const h = await first();
+    await h.type('Half a thought');
+    frame.contentWindow!.location.reload();
+    const again = await element(frame, h.el);
+    await waitUntil(() => again.input.value === 'Half a thought', 'the draft is back', { timeout: 5000 });
+  });
+});

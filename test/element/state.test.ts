@@ -1,0 +1,154 @@
+import { expect } from '@open-wc/testing';
+import type { RunView } from '../../src/protocol.js';
+import {
+  TurnStatus,
+  activeTurn,
+  applyEvent,
+  currentTurn,
+  initialState,
+  nextQueued,
+  turnOfRun,
+} from '../../src/element/state.js';
+import type { ChatEvent, ChatState } from '../../src/element/state.js';
+
+const apply = (...events: ChatEvent[]) => events.reduce(applyEvent, initialState);
+const queue = (id: string, text = id): ChatEvent => ({ type: 'queued', id, key: `key-${id}`, text });
+const statuses = (state: ChatState) => state.turns.map(turn => `${turn.id}:${turn.status}`);
+
+const run = (fields: Partial<RunView>): RunView => ({
+  key: 'k1',
+  message: 'Hello',
+  status: 'running',
+  content: 'Hi',
+  citations: [],
+  messageId: null,
+  finishReason: null,
+  error: null,
+  lastEventId: '1-2',
+  attempt: 1,
+  createdAt: '2026-11-23T00:00:00.000Z',
+  ...fields,
+});
+
+describe('conversation state', () => {
+  it('takes a turn from queued through accepting and streaming to done', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' });
+    expect(statuses(state)).to.deep.equal(['a:accepting']);
+    state = applyEvent(state, { type: 'accepted', id: 'a', attempt: 1 });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'Hel', eventId: '1-1' });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'lo', eventId: '1-2' });
+    state = applyEvent(state, { type: 'citations', id: 'a', citations: [{ sourceName: 'S' }], eventId: '1-3' });
+    state = applyEvent(state, { type: 'done', id: 'a', messageId: 'm', finishReason: 'stop', eventId: '1-4' });
+    const [turn] = state.turns;
+    expect(turn).to.include({ status: 'done', reply: 'Hello', messageId: 'm', lastEventId: '1-4' });
+    expect(turn!.citations).to.deep.equal([{ sourceName: 'S' }]);
+  });
+
+  it('applies every event to the turn it names, never to another', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'for a', eventId: null });
+    state = applyEvent(state, { type: 'delta', id: 'gone', text: 'late', eventId: null });
+    state = applyEvent(state, { type: 'done', id: 'gone', messageId: null, finishReason: 'stop', eventId: null });
+    expect(state.turns.map(t => t.reply)).to.deep.equal(['for a', '']);
+    expect(statuses(state)).to.deep.equal(['a:streaming', 'b:queued']);
+  });
+
+  it('sends queued turns in order, one at a time', () => {
+    let state = apply(queue('a'), queue('b'), queue('c'));
+    expect(nextQueued(state)!.id).to.equal('a');
+    state = applyEvent(state, { type: 'accepting', id: 'a' });
+    expect(nextQueued(state)).to.equal(undefined, 'a is being answered');
+    expect(activeTurn(state)!.id).to.equal('a');
+    state = applyEvent(state, { type: 'done', id: 'a', messageId: null, finishReason: 'stop', eventId: null });
+    expect(nextQueued(state)!.id).to.equal('b');
+  });
+
+  it('holds the queue behind a retryable failure while turns wait, until the failure is retried', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
+    state = applyEvent(state, { type: 'failed', id: 'a', code: 'upstream_error', retryable: true });
+    expect(nextQueued(state)).to.equal(undefined);
+    expect(currentTurn(state)!.id).to.equal('a', 'the failure stands for the conversation');
+    state = applyEvent(state, { type: 'retrying', id: 'a' });
+    expect(statuses(state)).to.deep.equal(['a:accepting', 'b:queued']);
+    state = applyEvent(state, { type: 'done', id: 'a', messageId: null, finishReason: 'stop', eventId: null });
+    expect(nextQueued(state)!.id).to.equal('b');
+  });
+
+  it('does not hold the queue behind a failure that cannot be retried, or once nothing waits', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
+    state = applyEvent(state, { type: 'failed', id: 'a', code: 'invalid_request', retryable: false });
+    expect(nextQueued(state)!.id).to.equal('b');
+    state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
+    state = applyEvent(state, { type: 'failed', id: 'a', code: 'upstream_error', retryable: true });
+    state = applyEvent(state, { type: 'removed', ids: ['b'] });
+    state = applyEvent(state, queue('c'));
+    expect(nextQueued(state)!.id).to.equal('c', 'a later message goes');
+  });
+
+  it('starts the text afresh when a new attempt of the run is accepted', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, { type: 'accepted', id: 'a', attempt: 1 });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'first try', eventId: '1-1' });
+    state = applyEvent(state, { type: 'accepted', id: 'a', attempt: 2 });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'second', eventId: '2-1' });
+    expect(state.turns[0]).to.include({ reply: 'second', attempt: 2 });
+  });
+
+  it('keeps a stopped reply as it was, and calls a done with finishReason stopped stopped', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'Part', eventId: null });
+    expect(applyEvent(state, { type: 'stopped', id: 'a' }).turns[0]).to.include({ status: 'stopped', reply: 'Part' });
+    const elsewhere = applyEvent(state, {
+      type: 'done',
+      id: 'a',
+      messageId: null,
+      finishReason: 'stopped',
+      eventId: null,
+    });
+    expect(elsewhere.turns[0]!.status).to.equal('stopped');
+  });
+
+  it('restores the history and the runs of the window as turns, keeping turns not sent yet', () => {
+    let state = apply(queue('local'), { type: 'accepting', id: 'local' });
+    state = applyEvent(state, {
+      type: 'restored',
+      conversationId: 'c',
+      messages: [
+        { id: 'u1', role: 'user', content: 'Q', createdAt: null, runId: null },
+        { id: 'm1', role: 'assistant', content: 'A [1]', createdAt: null, runId: null },
+      ],
+      runs: [run({}), run({ key: 'k2', status: 'stopped', content: 'Par' })],
+      citations: id => (id === 'm1' ? [{ sourceName: 'Kept' }] : []),
+    });
+    expect(state.conversationId).to.equal('c');
+    expect(state.history.map(m => [m.role, m.text])).to.deep.equal([
+      ['user', 'Q'],
+      ['assistant', 'A [1]'],
+    ]);
+    expect(state.history[1]!.citations).to.deep.equal([{ sourceName: 'Kept' }]);
+    expect(statuses(state)).to.deep.equal(['run:k1:streaming', 'run:k2:stopped', 'local:accepting']);
+  });
+
+  it('maps every run status to a turn status', () => {
+    const map = Object.fromEntries(
+      (['running', 'done', 'stopped', 'failed', 'interrupted'] as const).map(status => [
+        status,
+        turnOfRun(run({ status })).status,
+      ]),
+    );
+    expect(map).to.deep.equal({
+      running: TurnStatus.streaming,
+      done: TurnStatus.done,
+      stopped: TurnStatus.stopped,
+      failed: TurnStatus.failed,
+      interrupted: TurnStatus.interrupted,
+    });
+  });
+
+  it('keeps feedback on turns and history items, and resets to nothing', () => {
+    let state = apply(queue('a'), { type: 'feedback', id: 'a', value: 'up' });
+    expect(state.turns[0]!.feedback).to.equal('up');
+    state = applyEvent(state, { type: 'reset' });
+    expect(state.turns).to.deep.equal([]);
+    expect(currentTurn(state)).to.equal(undefined);
+  });
+});

@@ -1,0 +1,226 @@
+// Turns: each message is one turn that settles once, in order, whatever the visitor does while it is answered.
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
+import type { PersonaChat } from '../../src/element/persona-chat.js';
+import { Harness, chat, continues, faults, juniper, oneEvent, resetAll } from './harness.js';
+
+/** Counts the events of one kind the element fires from now on. */
+function count(el: EventTarget, name: 'persona-chat-message' | 'persona-chat-error') {
+  const seen: Event[] = [];
+  el.addEventListener(name, event => seen.push(event));
+  return seen;
+}
+
+/** How a send() settled: `resolved`, or the name of the error it rejected with. */
+const outcome = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: Error) => error.name,
+  );
+
+/** A fetch that holds back requests whose URL matches until released. */
+function holding(pattern: RegExp) {
+  let release = () => {};
+  const released = new Promise<void>(resolve => (release = resolve));
+  let held = 0;
+  const fetcher = async (input: RequestInfo | URL, init?: RequestInit) => {
+    if (pattern.test(String(input)) && (init?.method ?? 'GET') === 'POST') {
+      held++;
+      await released;
+    }
+    return fetch(input, init);
+  };
+  return { fetcher, release, held: () => held };
+}
+
+describe('<persona-chat> turns', () => {
+  beforeEach(resetAll);
+
+  it('stops a reply with two messages queued: nothing else is sent, the texts go back, each send settles once', async () => {
+    await faults({ chunkDelayMs: 80 });
+    const h = await chat();
+    const messages = count(h.el, 'persona-chat-message');
+    const first = outcome(h.el.send('How do I return a tent?'));
+    await h.writing();
+    const second = outcome(h.el.send('What does membership cost?'));
+    const third = outcome(h.el.send('Do you rent tents?'));
+    await waitUntil(() => h.statuses().join() === 'streaming,queued,queued', 'two wait their turn');
+    await h.el.stop();
+    await h.status('stopped');
+    expect(await Promise.all([first, second, third])).to.deep.equal(['resolved', 'AbortError', 'AbortError']);
+    expect(h.input.value).to.equal('What does membership cost?\nDo you rent tents?');
+    expect(h.statuses()).to.deep.equal(['stopped']);
+    expect(h.root.querySelector('.typing')).to.equal(null, 'no typing dots left');
+    await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 3000 });
+    // Nothing is sent after a stop: a short wait shows that nothing happens.
+    await new Promise(resolve => setTimeout(resolve, 300));
+    expect((await continues()).map(c => c.message)).to.deep.equal(['How do I return a tent?']);
+    expect(messages.length).to.equal(1, 'one persona-chat-message for the stopped reply');
+  });
+
+  it('stops a message whose conversation is still being created: nothing is sent, and the next one uses it', async () => {
+    const h = await chat(
+      html`<persona-chat endpoint="/persona-chat" mode="inline" storage="session" persona-id=${juniper}></persona-chat>`,
+    );
+    const create = holding(/\/conversations$/);
+    h.el.fetch = create.fetcher;
+    const first = outcome(h.el.send('Do you rent tents?'));
+    await waitUntil(() => create.held() === 1, 'the conversation is being created');
+    await h.status('accepting');
+    await h.el.stop();
+    expect(await first).to.equal('AbortError');
+    expect(h.input.value).to.equal('Do you rent tents?', 'the text is back in the message box');
+    create.release();
+    const conversations: string[] = [];
+    h.el.addEventListener('persona-chat-conversation', event => conversations.push(event.conversationId));
+    const reply = await h.el.send('How long does shipping take?');
+    expect(reply.content).to.match(/3 to 5 business days/);
+    expect((await continues()).map(c => c.message)).to.deep.equal(['How long does shipping take?']);
+    expect(create.held()).to.equal(1, 'one conversation was created');
+    expect(conversations.length).to.be.at.most(1);
+  });
+
+  it('stops a message the backend is still accepting: the run stops before the service answers', async () => {
+    await faults({ latencyMs: 600 });
+    const h = await chat();
+    await h.el.send('Hello');
+    const reply = outcome(h.el.send('How do I return a tent?'));
+    await waitUntil(async () => (await continues()).length === 2, 'the message reached the service');
+    await h.el.stop();
+    expect(await reply).to.equal('resolved');
+    await h.status('stopped');
+    await waitUntil(
+      async () => (await continues()).every(c => c.aborted || c.completed),
+      'nothing runs in the emulator',
+      { timeout: 3000 },
+    );
+    expect((await continues())[1]!.completed).to.equal(false);
+  });
+
+  it('stops a reply before its first word: the service call ends', async () => {
+    await faults({ chunkDelayMs: 1500 });
+    const h = await chat();
+    const reply = outcome(h.el.send('How do I return a tent?'));
+    await h.status('streaming');
+    await waitUntil(async () => (await continues()).length === 1, 'the service was asked');
+    await h.el.stop();
+    expect(await reply).to.equal('resolved');
+    await waitUntil(async () => (await continues())[0]?.aborted, 'the service call ended', { timeout: 3000 });
+    expect(h.statuses()).to.deep.equal(['stopped']);
+  });
+
+  it('rejects send() with an AbortError when a new conversation starts during a reply', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const h = await chat();
+    const reply = outcome(h.el.send('How do I return a tent?'));
+    await h.writing();
+    await h.el.newConversation();
+    expect(await reply).to.equal('AbortError');
+    expect(h.statuses()).to.deep.equal([]);
+    expect(h.el.getAttribute('turn-status')).to.equal('idle');
+  });
+
+  it('sends nothing more once removed from the page, and keeps the queued text for the tab', async () => {
+    await faults({ chunkDelayMs: 40 });
+    const h = await chat();
+    const first = outcome(h.el.send('How do I return a tent?'));
+    await h.writing();
+    const second = outcome(h.el.send('What does membership cost?'));
+    h.el.remove();
+    expect(await Promise.all([first, second])).to.deep.equal(['AbortError', 'AbortError']);
+    await waitUntil(async () => (await continues())[0]?.completed, 'the first reply went on without a reader', {
+      timeout: 8000,
+    });
+    await new Promise(resolve => setTimeout(resolve, 200));
+    expect((await continues()).map(c => c.message)).to.deep.equal(['How do I return a tent?']);
+    const drafts = Object.keys(sessionStorage).filter(key => key.includes(':draft:'));
+    expect(drafts.map(key => sessionStorage.getItem(key))).to.deep.equal(['What does membership cost?']);
+  });
+
+  for (const [name, fault] of [
+    ['a 500', { status: { code: 500, count: 1, on: 'continue' } }],
+    ['a 503', { status: { code: 503, count: 1, on: 'continue' } }],
+    ['a 429', { status: { code: 429, count: 1, on: 'continue' } }],
+  ] as const) {
+    it(`keeps the message box usable after ${name} before the reply was accepted, and Retry sends it`, async () => {
+      await faults(fault);
+      const h = await chat();
+      const errors = count(h.el, 'persona-chat-error');
+      const reply = outcome(h.el.send('What does membership cost?'));
+      expect(await reply).to.equal('PersonaChatError');
+      await h.status('failed');
+      expect(h.input.readOnly).to.equal(false);
+      expect(h.input.getAttribute('aria-busy')).to.not.equal('true');
+      expect(h.root.querySelector('[aria-busy="true"]')).to.equal(null);
+      expect(h.retryButton).to.not.equal(null);
+      expect(errors.length).to.equal(1);
+      await h.type('typed while it failed');
+      expect(h.input.value).to.equal('typed while it failed');
+      const done = oneEvent(h.el, 'persona-chat-message');
+      h.retryButton!.click();
+      expect((await done).content).to.contain('Membership');
+      await h.status('done');
+    });
+  }
+
+  it('holds the queue behind a failed reply until Retry, and loses no text', async () => {
+    await faults({ chunkDelayMs: 40, cut: { afterChunks: 6, count: 1 } });
+    const h = await chat();
+    const first = outcome(h.el.send('How do I return a tent?'));
+    await h.writing();
+    const second = h.el.send('What does membership cost?');
+    expect(await first).to.equal('PersonaChatError');
+    await h.status('failed');
+    expect(h.statuses()).to.deep.equal(['failed', 'queued']);
+    expect(h.retryButton, 'Retry on the failed reply, with a message queued behind it').to.not.equal(null);
+    await new Promise(resolve => setTimeout(resolve, 200));
+    expect((await continues()).length).to.equal(1, 'the queued message waits');
+    await faults({ chunkDelayMs: 0 });
+    h.retryButton!.click();
+    const reply = await second;
+    expect(reply.content).to.contain('Membership');
+    expect(h.statuses()).to.deep.equal(['done', 'done']);
+    expect((await continues()).map(c => c.message)).to.deep.equal([
+      'How do I return a tent?',
+      'How do I return a tent?',
+      'What does membership cost?',
+    ]);
+  });
+
+  it('shows a cut stream as incomplete with Retry, whatever chunk it was cut at', async () => {
+    for (const afterChunks of [0, 1, 3, 9]) {
+      await resetAll();
+      await faults({ cut: { afterChunks, count: 1 } });
+      const h = await chat();
+      await outcome(h.el.send('What does membership cost?'));
+      await h.status('failed');
+      expect(h.retryButton, `Retry after ${afterChunks} chunks`).to.not.equal(null);
+      expect(h.root.querySelector('[part="error"]')).to.not.equal(null);
+      h.el.remove();
+    }
+  });
+
+  it('keeps the focus on Send, Stop and Retry pressed with the keyboard', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const el = await fixture<PersonaChat>(
+      html`<persona-chat endpoint="/persona-chat" mode="inline" storage="none" persona-id=${juniper}></persona-chat>`,
+    );
+    const h = new Harness(el);
+    await h.type('How do I return a tent?');
+    h.sendButton.focus();
+    await sendKeys({ press: 'Enter' });
+    await h.writing();
+    expect(el.shadowRoot!.activeElement).to.equal(h.sendButton, 'Send became Stop and kept the focus');
+    expect(h.sendButton.textContent).to.equal('Stop');
+    await sendKeys({ press: 'Enter' });
+    await h.status('stopped');
+    expect(el.shadowRoot!.activeElement).to.equal(h.sendButton, 'Stop became Send and kept the focus');
+    expect(h.sendButton.textContent).to.equal('Send');
+    h.retryButton!.focus();
+    await sendKeys({ press: 'Enter' });
+    await waitUntil(() => h.retryButton === null, 'Retry is gone');
+    await el.updateComplete;
+    expect(el.shadowRoot!.activeElement).to.equal(h.input, 'Retry went away: the focus is in the message box');
+    await el.stop();
+  });
+});
