@@ -71,8 +71,14 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @csspart send-button - The send (or stop) button.
  * @csspart error - An error notice.
  *
- * @cssstate queued - Custom states (`:state(streaming)`) and the `turn-status` attribute give the status of the
- *   current turn: `idle`, `queued`, `accepting`, `streaming`, `done`, `stopped`, `failed` or `interrupted`.
+ * @cssstate idle - No message yet. Each state mirrors the `turn-status` attribute: the current turn's status.
+ * @cssstate queued - The current turn waits behind another.
+ * @cssstate accepting - The message is being sent (session, conversation, request).
+ * @cssstate streaming - The reply is being written.
+ * @cssstate done - The reply is complete.
+ * @cssstate stopped - The visitor stopped the reply.
+ * @cssstate failed - The reply failed; Retry is offered when it can be retried.
+ * @cssstate interrupted - The reply was cut off (its producer went away); Retry is offered.
  *
  * @cssprop [--persona-chat-accent-color=#4f46e5] - Launcher, user bubbles, links, buttons.
  * @cssprop [--persona-chat-on-accent-color=#ffffff] - Text on the accent colour.
