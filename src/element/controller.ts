@@ -9,7 +9,7 @@
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { normalizeCitations } from '../citations.js';
-import type { ConversationDetail, StreamEvents } from '../protocol.js';
+import type { ConversationDetail, RunView, StreamEvents } from '../protocol.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { session, withLock } from './session.js';
 import type { FetchLike, Session } from './session.js';
@@ -123,21 +123,28 @@ export class ChatController implements ReactiveController {
     this.#apply({ type: 'connecting' });
     const storage = this.#storageFor(await this.#session());
     const id = storage.conversationId;
-    if (id && generation === this.#generation) await this.#load(id, storage, generation);
-    if (generation === this.#generation) this.#apply({ type: 'ready' });
+    const runs = id && generation === this.#generation ? await this.#load(id, storage, generation) : [];
+    if (generation !== this.#generation) return;
+    // Messages a reload cut off before the backend accepted them go back to the composer.
+    const pending = this.tab.pending().filter(p => !this.#live(p.key));
+    for (const p of pending) this.tab.removePending(p.key);
+    const unsent = pending.filter(p => !runs.some(run => run.key === p.key)).map(p => p.text);
+    if (unsent.length) this.onUnsent(unsent);
+    this.#apply({ type: 'ready' });
   }
 
-  async #load(id: string, storage: ChatStorage, generation: number) {
+  /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
+  async #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
     const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`);
-    if (generation !== this.#generation) return;
+    if (generation !== this.#generation) return [];
     if (response.status === 404) {
       // A stale or foreign id: quietly start fresh.
       storage.conversationId = null;
-      return;
+      return [];
     }
     if (!response.ok) throw await errorFromResponse(response);
     const detail = (await response.json()) as ConversationDetail;
-    if (generation !== this.#generation) return;
+    if (generation !== this.#generation) return [];
     const runs = (detail.runs ?? []).map(run => ({ ...run, citations: normalizeCitations(run.citations) }));
     this.#apply({
       type: 'restored',
@@ -147,10 +154,6 @@ export class ChatController implements ReactiveController {
       citations: m => storage.citations(m),
     });
     this.onConversation(detail.id, true);
-    // Messages a reload cut off before the backend accepted them go back to the composer.
-    const unsent = this.tab.pending().filter(p => !runs.some(run => run.key === p.key) && !this.#live(p.key));
-    for (const p of this.tab.pending()) if (!this.#live(p.key)) this.tab.removePending(p.key);
-    if (unsent.length) this.onUnsent(unsent.map(p => p.text));
     // Replies still being written: follow them.
     for (const run of runs.filter(r => r.status === 'running')) {
       const turn = this.#turn(`run:${run.key}`)!;
@@ -162,6 +165,7 @@ export class ChatController implements ReactiveController {
         error => this.#failed(handle, error),
       );
     }
+    return runs;
   }
 
   #live(key: string) {
@@ -343,8 +347,7 @@ export class ChatController implements ReactiveController {
           // The stored conversation is gone: start a new one, once.
           if (!(fresh && error instanceof PersonaChatError && error.code === 'conversation_not_found')) throw error;
           if (this.#storage) this.#storage.conversationId = null;
-          this.#apply({ type: 'reset' });
-          this.#creating = undefined;
+          this.#apply({ type: 'forgotten' });
         }
       }
     } catch (error) {

@@ -77,6 +77,8 @@ export type ChatEvent =
       citations: (messageId: string) => Citation[];
     }
   | { type: 'conversation'; conversationId: string }
+  /** The conversation is gone (deleted, or not this visitor's): its messages go, the turns in progress stay. */
+  | { type: 'forgotten' }
   | { type: 'queued'; id: string; key: string; text: string }
   | { type: 'accepting'; id: string }
   | { type: 'accepted'; id: string; attempt: number }
@@ -184,6 +186,13 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
       };
     case 'conversation':
       return { ...state, conversationId: event.conversationId };
+    case 'forgotten':
+      return {
+        ...state,
+        conversationId: null,
+        history: [],
+        turns: state.turns.filter(turn => !isSettled(turn.status)),
+      };
     case 'queued':
       return {
         ...state,

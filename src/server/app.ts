@@ -11,10 +11,11 @@ import { cors } from 'hono/cors';
 import { requestId } from 'hono/request-id';
 import { csrfHeader } from '../protocol.js';
 import { ServiceClient } from '../service/client.js';
+import { ServiceError } from '../service/errors.js';
 import { resolveConfig } from './config.js';
 import type { BackendConfig, LogLine } from './config.js';
 import type { Env, Parts } from './context.js';
-import { HttpError, errorHandlers } from './errors.js';
+import { HttpError, errorHandlers, notFound } from './errors.js';
 import { Limiter } from './limits.js';
 import { bearerToken } from './middleware/bearer-token.js';
 import { requestLog } from './middleware/request-log.js';
@@ -64,7 +65,10 @@ export function createBackend(config: BackendConfig): Backend {
       runsPerConversation: limits.runsPerConversation,
     },
     open: (conversationId, message, signal) =>
-      service.openReply(conversationId, message, settings.delivery, { signal }),
+      service.openReply(conversationId, message, settings.delivery, { signal }).catch(error => {
+        // The conversation is gone at the service (deleted there): the same 404 as any unknown conversation.
+        throw error instanceof ServiceError && error.status === 404 ? notFound() : error;
+      }),
     history: async (conversationId, signal) =>
       (await service.getConversation(conversationId, { signal })).chatMessages ?? [],
   });
@@ -127,9 +131,9 @@ export function createBackend(config: BackendConfig): Backend {
   app.route('/', conversationRoutes(parts));
   app.route('/', replyRoutes(parts));
 
-  const { onError, notFound } = errorHandlers(secrets);
-  root.notFound(notFound);
-  root.onError(onError);
+  const handlers = errorHandlers(secrets);
+  root.notFound(handlers.notFound);
+  root.onError(handlers.onError);
 
   return {
     fetch: (request, env, executionCtx) => Promise.resolve(root.fetch(request, env, executionCtx as never)),

@@ -70,6 +70,21 @@ describe('<persona-chat>', () => {
     expect(fresh.userMessages()).to.deep.equal(['Hello again']);
   });
 
+  it('starts a new conversation for a message when the service lost the stored one', async () => {
+    const h = await chat();
+    const first = oneEvent(h.el, 'persona-chat-conversation');
+    await h.el.send('Hello');
+    const { conversationId: lost } = await first;
+    await fetch('/emulator/__emulator/reset', { method: 'POST' });
+    const second = oneEvent(h.el, 'persona-chat-conversation');
+    const reply = await h.el.send('Do you rent tents?');
+    const { conversationId, restored } = await second;
+    expect(restored).to.equal(false);
+    expect(conversationId).to.not.equal(lost);
+    expect(reply.content).to.contain('Gear rentals');
+    expect((await stored(conversationId)).chatMessages.map(m => m.content)[0]).to.equal('Do you rent tents?');
+  });
+
   it('stops a reply: the emulator sees the request end, and what arrived stays', async () => {
     await faults({ chunkDelayMs: 100 });
     const h = await chat();

@@ -180,6 +180,24 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     expect((await continues()).map(c => c.message)).to.deep.equal(['Do you rent tents?']);
   });
 
+  it('gives back a first message a reload cut off while its conversation was being created', async () => {
+    const { frame, element: first } = await tab();
+    frames.push(frame);
+    const h = await first();
+    h.el.fetch = async (input, init) => {
+      if (String(input).endsWith('/conversations')) return new Promise<Response>(() => {});
+      return fetch(input, init);
+    };
+    void h.el.send('Is this kept?').catch(() => {});
+    await h.status('accepting');
+    frame.contentWindow!.location.reload();
+    const again = await element(frame, h.el);
+    await waitUntil(() => again.input.value === 'Is this kept?', 'the text is back in the message box', {
+      timeout: 8000,
+    });
+    expect(again.userMessages()).to.deep.equal([]);
+  });
+
   it('keeps the unsent draft across a reload', async () => {
     const { frame, element: first } = await tab();
     frames.push(frame);

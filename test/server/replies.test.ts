@@ -438,6 +438,16 @@ describe('backend replies', () => {
       assert.equal(continues().length, 3);
     });
 
+    it('answers 404 for a conversation the service no longer has, and keeps the run failed', async () => {
+      const { session, conversation, send, emulator } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.store.clear();
+      const res = await send(token, id, question);
+      assert.equal(res.status, 404);
+      assert.equal(((await res.json()) as ErrorEnvelope).error.code, 'conversation_not_found');
+    });
+
     it('sends citations of the protocol shape, whatever the service sent', async () => {
       const garbage = [null, { sourceName: { x: 1 }, partitions: 'oops' }, { partitions: [null, { text: 'ok' }] }];
       const emulatorFetch = setup().emulator;
