@@ -13,12 +13,21 @@ import type { ConversationDetail, RunView, StreamEvents } from '../protocol.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { session, withLock } from './session.js';
 import type { FetchLike, Session } from './session.js';
-import { TurnStatus, activeTurn, applyEvent, initialState, isActive, nextQueued } from './state.js';
+import {
+  TurnStatus,
+  activeTurn,
+  applyEvent,
+  initialState,
+  isActive,
+  isSettled,
+  nextQueued,
+  timeline,
+} from './state.js';
 import type { ChatEvent, ChatState, Feedback, Turn } from './state.js';
-import { ChatStorage, TabStorage } from './storage.js';
+import { ChatStorage, TabStorage, pageId } from './storage.js';
 import type { StorageKind } from './storage.js';
 import { readStream } from './stream.js';
-import { TurnHandle, abortError, isAbort } from './turn.js';
+import { TurnHandle, abortError, isAbort, untilAborted } from './turn.js';
 import type { ReplyResult } from './turn.js';
 
 export type { ReplyResult } from './turn.js';
@@ -34,6 +43,9 @@ export interface ChatHost extends ReactiveControllerHost, HTMLElement {
 
 /** How long a turn follows a dropped stream again without any progress before it gives up (it can be retried). */
 const followForMs = 30_000;
+
+/** How long a request that is not a stream (session, conversation, restore, stop) may take. */
+export const requestTimeoutMs = 20_000;
 
 /** Conversations being created, per stored conversation key: one per page, whatever the number of elements. */
 const creations = new Map<string, Promise<string>>();
@@ -113,29 +125,28 @@ export class ChatController implements ReactiveController {
   #starting(): Promise<void> {
     this.#started ??= this.#restore(this.#generation).catch(error => {
       this.#started = undefined;
-      this.#apply({ type: 'connectFailed' });
       throw error;
     });
     return this.#started;
   }
 
   async #restore(generation: number) {
-    this.#apply({ type: 'connecting' });
     const storage = this.#storageFor(await this.#session());
     const id = storage.conversationId;
     const runs = id && generation === this.#generation ? await this.#load(id, storage, generation) : [];
     if (generation !== this.#generation) return;
-    // Messages a reload cut off before the backend accepted them go back to the composer.
-    const pending = this.tab.pending().filter(p => !this.#live(p.key));
+    // Messages an earlier load of this tab sent but the backend never accepted go back to the composer.
+    const pending = this.tab.pending().filter(p => p.page !== pageId);
     for (const p of pending) this.tab.removePending(p.key);
     const unsent = pending.filter(p => !runs.some(run => run.key === p.key)).map(p => p.text);
     if (unsent.length) this.onUnsent(unsent);
-    this.#apply({ type: 'ready' });
   }
 
   /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
   async #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
-    const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`);
+    const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`, {
+      signal: AbortSignal.timeout(requestTimeoutMs),
+    });
     if (generation !== this.#generation) return [];
     if (response.status === 404) {
       // A stale or foreign id: quietly start fresh.
@@ -166,10 +177,6 @@ export class ChatController implements ReactiveController {
       );
     }
     return runs;
-  }
-
-  #live(key: string) {
-    return [...this.#handles.values()].some(handle => handle.key === key);
   }
 
   #storageFor(session: Session): ChatStorage {
@@ -208,7 +215,10 @@ export class ChatController implements ReactiveController {
       try {
         return await this.#host.fetch(url, { ...init, headers: { ...headers, authorization: `Bearer ${token}` } });
       } catch (error) {
-        if (init.signal?.aborted) throw abortError();
+        // A request given up on by its caller is an abort; one that timed out is a failure to reach the backend.
+        if (init.signal?.aborted && (init.signal.reason as Error | undefined)?.name !== 'TimeoutError') {
+          throw abortError();
+        }
         throw networkError(error);
       }
     };
@@ -229,7 +239,7 @@ export class ChatController implements ReactiveController {
     const id = newKey();
     const handle = new TurnHandle(id, newKey(), text);
     this.#handles.set(id, handle);
-    this.tab.addPending(handle.key, text);
+    this.tab.addPending(handle.key, text, pageId);
     this.#apply({ type: 'queued', id, key: handle.key, text });
     this.#pump();
     return handle.result;
@@ -256,7 +266,8 @@ export class ChatController implements ReactiveController {
   /** The turn Retry applies to, if any: the newest one sent, when it did not end well and nothing else runs. */
   retryable(): Turn | undefined {
     if (activeTurn(this.state)) return undefined;
-    const turn = this.state.turns.findLast(t => t.status !== TurnStatus.queued);
+    const last = timeline(this.state).findLast(entry => !('turn' in entry && entry.turn.status === TurnStatus.queued));
+    const turn = last && 'turn' in last ? last.turn : undefined;
     if (!turn || turn.status === TurnStatus.done || isActive(turn.status)) return undefined;
     return turn.status === TurnStatus.failed && turn.error?.retryable === false ? undefined : turn;
   }
@@ -270,13 +281,10 @@ export class ChatController implements ReactiveController {
       handle.abort.abort(abortError('The reply was stopped.'));
       this.#handles.delete(handle.id);
       if (handle.sent) {
-        const id = this.state.conversationId;
-        // The reply goes on without a reader until the backend is told to stop it.
-        if (id) {
-          const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(handle.key)}/stop`;
-          void this.#fetch(path, { method: 'POST', keepalive: true }).catch(() => {});
-        }
-        this.#apply({ type: 'stopped', id: handle.id });
+        this.#tellStop(handle);
+        // A message the backend may never have received is asked afresh by Retry, under a key of its own: the
+        // stop just sent is remembered for its old key.
+        this.#apply({ type: 'stopped', id: handle.id, ...(handle.accepted ? {} : { key: newKey() }) });
         this.#settled(handle, this.#turn(handle.id)!);
       } else {
         this.tab.removePending(handle.key);
@@ -288,8 +296,22 @@ export class ChatController implements ReactiveController {
     if (unsent.length) this.onUnsent(unsent);
   }
 
-  /** Leaves the conversation; the next message starts a new one. Queued texts go back to the composer. */
+  /** Tells the backend to stop the turn's reply, which goes on without a reader until it is told. */
+  #tellStop(handle: TurnHandle) {
+    const id = this.state.conversationId;
+    if (!id) return;
+    const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(handle.key)}/stop`;
+    void this.#fetch(path, { method: 'POST', keepalive: true, signal: AbortSignal.timeout(requestTimeoutMs) }).catch(
+      () => {},
+    );
+  }
+
+  /**
+   * Leaves the conversation; the next message starts a new one. Replies being written are stopped (the visitor
+   * moved on), and queued texts go back to the composer.
+   */
   newConversation() {
+    for (const handle of this.#handles.values()) if (handle.sent && !handle.settled) this.#tellStop(handle);
     this.#leave();
     if (this.#storage) this.#storage.conversationId = null;
     this.#apply({ type: 'reset' });
@@ -312,7 +334,7 @@ export class ChatController implements ReactiveController {
       handle.reject(abortError('The conversation was left.'));
     }
     this.#handles.clear();
-    this.#apply({ type: 'removed', ids: this.state.turns.filter(t => !isSettledStatus(t.status)).map(t => t.id) });
+    this.#apply({ type: 'removed', ids: this.state.turns.filter(t => !isSettled(t.status)).map(t => t.id) });
     if (unsent.length) this.onUnsent(unsent);
   }
 
@@ -335,11 +357,9 @@ export class ChatController implements ReactiveController {
     const { signal } = handle;
     this.#apply({ type: 'accepting', id: handle.id });
     try {
-      await this.#starting();
-      if (signal.aborted) return;
+      await untilAborted(this.#starting(), signal);
       for (let fresh = true; ; fresh = false) {
-        const conversationId = await this.#conversation();
-        if (signal.aborted) return;
+        const conversationId = await untilAborted(this.#conversation(), signal);
         try {
           await this.#stream(handle, conversationId);
           return;
@@ -368,6 +388,7 @@ export class ChatController implements ReactiveController {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(this.#host.metadata ? { metadata: this.#host.metadata } : {}),
+          signal: AbortSignal.timeout(requestTimeoutMs),
         });
         if (!response.ok) throw await errorFromResponse(response);
         const { id } = (await response.json()) as { id: string };
@@ -411,7 +432,7 @@ export class ChatController implements ReactiveController {
         handle.signal,
         {
           open: () => {
-            accepted = true;
+            accepted = handle.accepted = true;
             this.tab.removePending(handle.key);
           },
           event: (name, data, id) => this.#event(handle, name, data, id),
@@ -455,6 +476,8 @@ export class ChatController implements ReactiveController {
       if ((this.#turn(handle.id)?.lastEventId ?? null) !== before) {
         pause = 250;
         deadline = Date.now() + followForMs;
+      } else if (Date.now() > deadline) {
+        throw new PersonaChatError('interrupted', 'The reply stopped coming.', true);
       }
       await pauseFor(pause, signal);
       pause = Math.min(pause * 2, 4000);
@@ -544,8 +567,6 @@ export class ChatController implements ReactiveController {
     this.#host.requestUpdate();
   }
 }
-
-const isSettledStatus = (status: TurnStatus) => !isActive(status) && status !== TurnStatus.queued;
 
 /** Waits `ms`, or less when the browser comes back online; rejects with an AbortError when `signal` aborts. */
 function pauseFor(ms: number, signal: AbortSignal): Promise<void> {

@@ -24,6 +24,9 @@ export interface RenderContext {
 
 const views = new WeakMap<object, Map<string, MarkdownView>>();
 
+/** Forgets the markdown views of an element's replies (a new conversation, or another one shown). */
+export const forgetViews = (owner: object) => views.delete(owner);
+
 /** One markdown view per reply and element, so streaming re-lexes only the tail. */
 function viewFor(owner: object, key: string, strings: Strings): MarkdownView {
   let map = views.get(owner);
@@ -167,7 +170,7 @@ function notice(text: string, canRetry: boolean, context: RenderContext) {
 function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
   const { strings } = context;
   const key = turn.id;
-  const written = turn.reply ? markdown(owner, key, turn.reply, true, strings).parts : nothing;
+  const written = () => (turn.reply ? markdown(owner, key, turn.reply, true, strings).parts : nothing);
   switch (turn.status) {
     case TurnStatus.queued:
       return nothing;
@@ -182,14 +185,14 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
         ${turn.messageId ? feedbackButtons(turn.id, turn.messageId, turn.feedback, context) : nothing}`,
       );
     case TurnStatus.stopped:
-      return assistant(false, html`${written}${notice(strings.stopped, canRetry, context)}`);
+      return assistant(false, html`${written()}${notice(strings.stopped, canRetry, context)}`);
     case TurnStatus.failed:
       return assistant(
         false,
-        html`${written}${notice(turn.reply ? strings.incomplete : strings.notAnswered, canRetry, context)}`,
+        html`${written()}${notice(turn.reply ? strings.incomplete : strings.notAnswered, canRetry, context)}`,
       );
     case TurnStatus.interrupted:
-      return assistant(false, html`${written}${notice(strings.interrupted, canRetry, context)}`);
+      return assistant(false, html`${written()}${notice(strings.interrupted, canRetry, context)}`);
   }
 }
 

@@ -16,10 +16,10 @@ import {
   PersonaChatReadyEvent,
   PersonaChatSendEvent,
 } from './events.js';
-import { renderHistoryItem, renderTurn } from './messages.js';
+import { forgetViews, renderHistoryItem, renderTurn } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { styles } from './persona-chat.styles.js';
-import { TurnStatus, activeTurn, currentTurn } from './state.js';
+import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
 import type { Feedback } from './state.js';
 import type { StorageKind } from './storage.js';
 import { resolveStrings } from './strings.js';
@@ -176,6 +176,7 @@ export class PersonaChat extends LitElement {
     this.chat.onReply = reply => this.replied(reply);
     this.chat.onError = error => this.failed(error);
     this.chat.onConversation = (id, restored) => {
+      if (restored) forgetViews(this);
       if (!this.draft) this.draft = this.chat.tab.draft(id);
       this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
     };
@@ -275,6 +276,7 @@ export class PersonaChat extends LitElement {
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
   async newConversation() {
     this.chat.newConversation();
+    forgetViews(this);
     this.errorMessage = '';
     this.requestUpdate();
     await this.updateComplete;
@@ -443,14 +445,12 @@ export class PersonaChat extends LitElement {
         >
           ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
           ${repeat(
-            state.history,
-            item => item.id,
-            item => renderHistoryItem(this, item, context),
-          )}
-          ${repeat(
-            state.turns,
-            turn => turn.id,
-            turn => renderTurn(this, turn, turn === retryable, context),
+            timeline(state),
+            entry => ('turn' in entry ? entry.turn.id : entry.item.id),
+            entry =>
+              'turn' in entry
+                ? renderTurn(this, entry.turn, entry.turn === retryable, context)
+                : renderHistoryItem(this, entry.item, context),
           )}
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>

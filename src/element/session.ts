@@ -65,6 +65,8 @@ async function newSession(fetch: FetchLike, endpoint: string, personaId: string)
       credentials: 'include',
       headers: { 'content-type': 'application/json', [csrfHeader]: '1' },
       body: JSON.stringify(personaId ? { personaId } : {}),
+      // A stalled request would hold the lock every tab waits on.
+      signal: AbortSignal.timeout(20_000),
     });
   } catch (error) {
     throw networkError(error);

@@ -19,10 +19,6 @@ export const TurnStatus = {
 } as const;
 export type TurnStatus = (typeof TurnStatus)[keyof typeof TurnStatus];
 
-/** The session and the stored conversation: being set up, ready, or unreachable. */
-export const Connection = { idle: 'idle', connecting: 'connecting', ready: 'ready', failed: 'failed' } as const;
-export type Connection = (typeof Connection)[keyof typeof Connection];
-
 export type Feedback = 'up' | 'down';
 
 /** A message of the service's history. */
@@ -32,6 +28,8 @@ export interface HistoryItem {
   text: string;
   messageId: string | null;
   citations: Citation[];
+  /** ISO 8601, as the service gave it. */
+  createdAt: string | null;
   feedback?: Feedback;
 }
 
@@ -54,11 +52,12 @@ export interface Turn {
   error: { code: string; retryable: boolean } | null;
   /** A failure while later turns waited: they wait for this one's Retry (or a Stop). */
   holdsQueue: boolean;
+  /** ISO 8601, for a turn the backend listed (a reload, another tab); null for one this page sent. */
+  createdAt: string | null;
   feedback?: Feedback;
 }
 
 export interface ChatState {
-  connection: Connection;
   conversationId: string | null;
   history: HistoryItem[];
   turns: Turn[];
@@ -66,9 +65,6 @@ export interface ChatState {
 
 export type ChatEvent =
   | { type: 'reset' }
-  | { type: 'connecting' }
-  | { type: 'ready' }
-  | { type: 'connectFailed' }
   | {
       type: 'restored';
       conversationId: string;
@@ -87,13 +83,13 @@ export type ChatEvent =
   | { type: 'done'; id: string; messageId: string | null; finishReason: string | null; eventId: string | null }
   | { type: 'failed'; id: string; code: string; retryable: boolean }
   | { type: 'interrupted'; id: string; code: string }
-  | { type: 'stopped'; id: string }
+  /** `key`: a new key for the turn, whose message may never have reached the backend (Retry sends it afresh). */
+  | { type: 'stopped'; id: string; key?: string }
   | { type: 'removed'; ids: string[] }
   | { type: 'retrying'; id: string }
   | { type: 'feedback'; id: string; value: Feedback };
 
 export const initialState: ChatState = {
-  connection: Connection.idle,
   conversationId: null,
   history: [],
   turns: [],
@@ -114,6 +110,24 @@ export function currentTurn(state: ChatState): Turn | undefined {
 }
 
 const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
+
+/**
+ * What the conversation shows, oldest first: the service's messages and the turns the backend listed, by time
+ * (a stopped reply before a later exchange stays where it was), then the turns of this page.
+ */
+export function timeline(state: ChatState): ({ item: HistoryItem } | { turn: Turn })[] {
+  const listed = state.turns.filter(turn => turn.createdAt !== null);
+  const live = state.turns.filter(turn => turn.createdAt === null);
+  const entries: ({ item: HistoryItem } | { turn: Turn })[] = [];
+  let next = 0;
+  for (const item of state.history) {
+    const at = item.createdAt === null ? NaN : Date.parse(item.createdAt);
+    while (next < listed.length && Date.parse(listed[next]!.createdAt!) < at) entries.push({ turn: listed[next++]! });
+    entries.push({ item });
+  }
+  for (const turn of [...listed.slice(next), ...live]) entries.push({ turn });
+  return entries;
+}
 
 /** The next queued turn to send, unless a turn is being answered or a failure holds the queue. */
 export function nextQueued(state: ChatState): Turn | undefined {
@@ -144,6 +158,7 @@ export function turnOfRun(run: RunView): Turn {
     attempt: run.attempt,
     error: run.error && { code: run.error.code, retryable: run.error.retryable },
     holdsQueue: false,
+    createdAt: run.createdAt,
   };
 }
 
@@ -160,13 +175,7 @@ function updateTurn(state: ChatState, id: string, change: (turn: Turn) => Partia
 export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
   switch (event.type) {
     case 'reset':
-      return { ...initialState, connection: state.connection };
-    case 'connecting':
-      return { ...state, connection: Connection.connecting };
-    case 'ready':
-      return { ...state, connection: Connection.ready };
-    case 'connectFailed':
-      return { ...state, connection: Connection.failed };
+      return initialState;
     case 'restored':
       return {
         ...state,
@@ -177,6 +186,7 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
           text: m.content,
           messageId: m.id,
           citations: m.role === 'assistant' && m.id ? event.citations(m.id) : [],
+          createdAt: m.createdAt,
         })),
         // Turns of this page that the backend does not list yet (queued, or still being accepted) stay.
         turns: [
@@ -211,6 +221,7 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
             attempt: 1,
             error: null,
             holdsQueue: false,
+            createdAt: null,
           },
         ],
       };
@@ -259,7 +270,11 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
       }));
     }
     case 'stopped':
-      return updateTurn(state, event.id, () => ({ status: TurnStatus.stopped, holdsQueue: false }));
+      return updateTurn(state, event.id, turn => ({
+        status: TurnStatus.stopped,
+        holdsQueue: false,
+        key: event.key ?? turn.key,
+      }));
     case 'removed': {
       const turns = state.turns.filter(turn => !event.ids.includes(turn.id));
       // With nothing queued any more, a failure holds nothing back.
@@ -267,8 +282,13 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
       return { ...state, turns: waiting ? turns : turns.map(turn => ({ ...turn, holdsQueue: false })) };
     }
     case 'retrying':
+      // The reply is written afresh: the backend sends the run again from its start (or its next attempt).
       return updateTurn(state, event.id, () => ({
         status: TurnStatus.accepting,
+        reply: '',
+        citations: [],
+        messageId: null,
+        lastEventId: null,
         error: null,
         holdsQueue: false,
         finishReason: null,

@@ -89,6 +89,9 @@ export class ChatStorage {
   }
 }
 
+/** This load of the page, to tell the messages it is sending from those an earlier load left behind. */
+export const pageId = crypto.randomUUID();
+
 /**
  * What this tab keeps while the page reloads (sessionStorage): the unsent draft per conversation, and the messages
  * sent but not yet accepted by the backend, so that a reload at that moment gives them back instead of losing
@@ -112,13 +115,14 @@ export class TabStorage {
     write(this.#store, `${this.#prefix}:draft:${conversationId ?? 'new'}`, text || null);
   }
 
-  /** Messages sent but not yet accepted, oldest first. */
-  pending(): { key: string; text: string }[] {
+  /** Messages sent but not yet accepted, oldest first, with the load of the page that sent them. */
+  pending(): Pending[] {
     try {
       const parsed: unknown = JSON.parse(read(this.#store, `${this.#prefix}:pending`) ?? '[]');
       return Array.isArray(parsed)
         ? parsed.filter(
-            (p): p is { key: string; text: string } => typeof p?.key === 'string' && typeof p?.text === 'string',
+            (p): p is Pending =>
+              typeof p?.key === 'string' && typeof p?.text === 'string' && typeof p?.page === 'string',
           )
         : [];
     } catch {
@@ -126,20 +130,26 @@ export class TabStorage {
     }
   }
 
-  addPending(key: string, text: string) {
-    this.#savePending([...this.pending().filter(p => p.key !== key), { key, text }]);
+  addPending(key: string, text: string, page: string) {
+    this.#savePending([...this.pending().filter(p => p.key !== key), { key, text, page }]);
   }
 
   removePending(key: string) {
     this.#savePending(this.pending().filter(p => p.key !== key));
   }
 
-  #savePending(list: { key: string; text: string }[]) {
+  #savePending(list: Pending[]) {
     write(this.#store, `${this.#prefix}:pending`, list.length ? JSON.stringify(list.slice(-20)) : null);
   }
 }
 
 type Store = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
+
+interface Pending {
+  key: string;
+  text: string;
+  page: string;
+}
 
 function read(store: Store, key: string): string | null {
   try {

@@ -22,6 +22,8 @@ export class TurnHandle {
   readonly abort = new AbortController();
   /** Set once the message may have reached the backend: stopping the turn then tells the backend too. */
   sent = false;
+  /** Set once the backend answered that it took the message. */
+  accepted = false;
   /** Resolves with the reply once the turn is done or stopped; rejects with the failure, or an AbortError. */
   readonly result: Promise<ReplyResult>;
   #settle: { resolve(result: ReplyResult): void; reject(error: unknown): void } | undefined;
@@ -58,4 +60,14 @@ export class TurnHandle {
     settle?.reject(error);
     return Boolean(settle);
   }
+}
+
+/** Waits for `promise`, or rejects with an AbortError as soon as `signal` aborts (the work itself goes on). */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError());
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(abortError());
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }

@@ -38,6 +38,32 @@ export class HttpError extends Error {
   }
 }
 
+/** The status each of our error codes is answered with. */
+const statusOfCode: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  token_missing: 401,
+  token_invalid: 401,
+  token_expired: 401,
+  origin_not_allowed: 403,
+  conversation_not_found: 404,
+  run_not_found: 404,
+  not_found: 404,
+  duplicate_request: 409,
+  run_finished: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  upstream_unavailable: 503,
+  interrupted: 503,
+  upstream_timeout: 504,
+};
+
+/** The error an `error` event of a run stands for, with the status its code is answered with. */
+export const errorOfEvent = (event: { code: ErrorCode; message: string; retryable: boolean }) =>
+  new HttpError(statusOfCode[event.code] ?? 502, event.code, event.message, { retryable: event.retryable });
+
 export const notFound = () =>
   new HttpError(404, 'conversation_not_found', 'There is no such conversation.', { retryable: false });
 

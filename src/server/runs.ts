@@ -9,9 +9,9 @@
  * `interrupted`, and retrying the message first looks in the service's history for it and its reply.
  */
 import { normalizeCitations } from '../citations.js';
-import type { Citation, ErrorCode, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
+import type { Citation, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
 import type { ChatMessage, StreamChunk } from '../service/types.js';
-import { HttpError, toHttpError } from './errors.js';
+import { HttpError, errorOfEvent, toHttpError } from './errors.js';
 import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
 
 export interface RunLimits {
@@ -100,36 +100,47 @@ export class Runs {
     if (!record) {
       const release = await admit();
       const now = Date.now();
+      const token = newToken();
       const fresh: RunRecord = { ...ref, message, createdAt: now, attempt: 1, attemptedAt: now };
       const created = await this.#store
         .createRun(id, fresh, {
           ttlMs: this.#limits.replayWindowMs,
           perConversation: this.#limits.runsPerConversation,
+          lease: { token, ttlMs: this.#leaseMs },
         })
         .catch(async error => {
           await release();
           throw error;
         });
-      const token = newToken();
-      if (created.created && (await this.#store.acquireLease(id, token, this.#leaseMs))) {
+      if (created.created) {
         return {
           record: created.record,
-          accepted: this.#produce(id, created.record, token, release, undefined, background),
+          accepted: this.#produce(id, created.record, token, release, null, background),
         };
       }
       await release();
       record = created.record;
     }
-    const status = await this.status(id);
-    const last = await this.#store.lastEvent(id);
-    const restartable =
-      status === 'stopped' ||
-      status === 'interrupted' ||
-      (status === 'failed' && last !== undefined && (JSON.parse(last.data) as StreamEvents['error']).retryable);
-    if (!restartable) return { record, accepted: Promise.resolve() };
+    const { status, last } = await this.#state(id);
+    if (status === 'failed' && last && !(JSON.parse(last.data) as StreamEvents['error']).retryable) {
+      // Refused for good (the conversation is gone, the message is not allowed): refused the same way again.
+      throw errorOfEvent(JSON.parse(last.data) as StreamEvents['error']);
+    }
+    if (status === 'running' || status === 'done') return { record, accepted: Promise.resolve() };
+    return this.#restart(id, record, status, admit, background);
+  }
 
+  /**
+   * The next attempt of a failed, stopped or interrupted run. When another request is already starting it (two
+   * Retries at once), or its producer is just letting go of the lease, waits a moment and follows that attempt.
+   */
+  async #restart(id: string, record: RunRecord, status: RunStatus, admit: Admit, background: Background) {
     const token = newToken();
-    if (!(await this.#store.acquireLease(id, token, this.#leaseMs))) return { record, accepted: Promise.resolve() };
+    for (let tries = 0; !(await this.#store.acquireLease(id, token, this.#leaseMs)); tries++) {
+      const current = (await this.#store.getRun(id)) ?? record;
+      if (current.attempt > record.attempt || tries >= 10) return { record: current, accepted: Promise.resolve() };
+      await new Promise(resolve => setTimeout(resolve, 100));
+    }
     let release: () => Promise<void>;
     try {
       release = await admit();
@@ -137,30 +148,27 @@ export class Runs {
       await this.#store.releaseLease(id, token);
       throw error;
     }
-    const previous = await this.#store.readEvents(id, null, { waitMs: 0 });
-    const citations = previous
-      .filter(e => e.event === 'citations')
-      .map(e => JSON.parse(e.data) as StreamEvents['citations']);
+    const previous = fold(await this.#store.readEvents(id, null, { waitMs: 0 }));
     const next: RunRecord = { ...record, attempt: record.attempt + 1, attemptedAt: Date.now() };
     await this.#store.clearStop(id);
     if (!(await this.#store.restartRun(id, next, token, this.#limits.replayWindowMs))) {
       await release();
       await this.#store.releaseLease(id, token);
-      return { record, accepted: Promise.resolve() };
+      return { record: (await this.#store.getRun(id)) ?? record, accepted: Promise.resolve() };
     }
     // A stopped reply is asked again on purpose; any other may have reached the service before it failed.
-    const fromHistory = status === 'stopped' ? undefined : (citations.at(-1)?.citations ?? []);
+    const fromHistory = status === 'stopped' ? null : previous.citations;
     return { record: next, accepted: this.#produce(id, next, token, release, fromHistory, background) };
   }
 
-  /** How a run stands, from its log's newest event and whether a producer holds its lease. */
-  async status(id: string): Promise<RunStatus> {
+  /** How a run stands, from its log's newest event and whether a producer holds its lease; and that event. */
+  async #state(id: string): Promise<{ status: RunStatus; last: LoggedEvent | undefined }> {
     const last = await this.#store.lastEvent(id);
-    if (last && isTerminal(last)) return terminalStatus(last);
-    if (await this.#store.leaseHeld(id)) return 'running';
+    if (last && isTerminal(last)) return { status: terminalStatus(last), last };
+    if (await this.#store.leaseHeld(id)) return { status: 'running', last };
     // The producer may have just finished: look once more before calling it gone.
     const again = await this.#store.lastEvent(id);
-    return again && isTerminal(again) ? terminalStatus(again) : 'interrupted';
+    return { status: again && isTerminal(again) ? terminalStatus(again) : 'interrupted', last: again };
   }
 
   /**
@@ -177,7 +185,15 @@ export class Runs {
         cursor = event.id;
         if (isTerminal(event)) return;
       }
-      if (!events.length && !signal.aborted && !(await this.#store.leaseHeld(id))) await this.#interrupt(id);
+      if (events.length || signal.aborted) continue;
+      const last = await this.#store.lastEvent(id);
+      if (last && isTerminal(last)) {
+        // The reader is past the end already: it gets the end again, so that its stream ends as streams do.
+        if (last.attempt === attempt) yield last;
+        return;
+      }
+      if (!last && !(await this.#store.getRun(id))) return;
+      if (!(await this.#store.leaseHeld(id))) await this.#interrupt(id);
     }
   }
 
@@ -189,7 +205,7 @@ export class Runs {
       if (!record) await this.#store.requestStop(id, this.#limits.replayWindowMs);
       return 'unknown';
     }
-    if ((await this.status(id)) !== 'running') return 'finished';
+    if ((await this.#state(id)).status !== 'running') return 'finished';
     await this.#store.requestStop(id, this.#limits.replayWindowMs);
     return 'stopping';
   }
@@ -199,9 +215,17 @@ export class Runs {
     const views: RunView[] = [];
     for (const id of await this.#store.listRuns(conversationId)) {
       const record = await this.#store.getRun(id);
-      if (!record || record.owner !== owner) continue;
-      const events = await this.#store.readEvents(id, null, { waitMs: 0 });
-      views.push(viewOf(record, events, await this.status(id)));
+      if (record?.owner !== owner) continue;
+      // The status comes from the events read, so that a view never says done without all of its text.
+      let events = await this.#store.readEvents(id, null, { waitMs: 0 });
+      let status: RunStatus;
+      if (events.length && isTerminal(events.at(-1)!)) status = terminalStatus(events.at(-1)!);
+      else if (await this.#store.leaseHeld(id)) status = 'running';
+      else {
+        events = await this.#store.readEvents(id, null, { waitMs: 0 });
+        status = events.length && isTerminal(events.at(-1)!) ? terminalStatus(events.at(-1)!) : 'interrupted';
+      }
+      views.push(viewOf(record, events, status));
     }
     return views;
   }
@@ -217,7 +241,7 @@ export class Runs {
     record: RunRecord,
     token: string,
     release: () => Promise<void>,
-    historyCitations: Citation[] | undefined,
+    historyCitations: Citation[] | null,
     background: Background,
   ): Promise<void> {
     const { store } = this.#options;
@@ -262,7 +286,7 @@ export class Runs {
     const work = (async () => {
       try {
         if (historyCitations) {
-          const found = await this.#fromHistory(record, abort.signal);
+          const found = await this.#fromHistory(id, record, abort.signal);
           if (found) {
             accept();
             if (found.content) await append('delta', { text: found.content });
@@ -331,23 +355,31 @@ export class Runs {
   }
 
   /**
-   * The reply the service already keeps for this run's message, if an earlier attempt got that far: the newest
-   * user message with the same text since the run began, followed by an assistant message.
+   * The reply the service already keeps for this run's message, if an earlier attempt got that far: the newest user
+   * message with the same text, sent since the run began (5 s allowed for clocks that differ), followed by an
+   * assistant message no other run of the conversation stands for. Without a time, only the newest exchange counts.
    */
-  async #fromHistory(record: RunRecord, signal: AbortSignal) {
+  async #fromHistory(id: string, record: RunRecord, signal: AbortSignal) {
     const messages = await this.#options.history(record.conversationId, signal);
-    const since = record.createdAt - 60_000;
+    const claimed = new Set<string>();
+    for (const other of await this.#store.listRuns(record.conversationId)) {
+      const last = other === id ? undefined : await this.#store.lastEvent(other);
+      const done = last?.event === 'done' ? (JSON.parse(last.data) as StreamEvents['done']) : undefined;
+      if (done?.messageId) claimed.add(done.messageId);
+    }
+    const since = record.createdAt - 5_000;
     for (let i = messages.length - 2; i >= 0; i--) {
       const [user, reply] = [messages[i]!, messages[i + 1]!];
       const time = user.timestamp ? Date.parse(user.timestamp) : NaN;
-      if (!Number.isNaN(time) && time < since) break;
-      if (user.role === 'user' && user.content === record.message && reply.role === 'assistant') {
-        return {
-          content: reply.content ?? '',
-          messageId: reply.messageId ?? null,
-          runId: reply.conversationRunId ?? null,
-        };
-      }
+      if (time < since) break;
+      if (user.role !== 'user' || user.content !== record.message || reply.role !== 'assistant') continue;
+      if (reply.messageId && claimed.has(reply.messageId)) continue;
+      if (Number.isNaN(time) && i !== messages.length - 2) break;
+      return {
+        content: reply.content ?? '',
+        messageId: reply.messageId ?? null,
+        runId: reply.conversationRunId ?? null,
+      };
     }
     return undefined;
   }
@@ -369,48 +401,53 @@ export class Runs {
   }
 }
 
-export const runNotFound = () => new HttpError(404, 'run_not_found', 'There is no such reply.', { retryable: false });
-
-const interrupted = () =>
+export const interrupted = () =>
   new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.', { retryable: true });
 
-function terminalStatus(event: LoggedEvent): RunStatus {
+export const runNotFound = () => new HttpError(404, 'run_not_found', 'There is no such reply.', { retryable: false });
+
+export function terminalStatus(event: Pick<LoggedEvent, 'event' | 'data'>): RunStatus {
   if (event.event === 'done') {
     return (JSON.parse(event.data) as StreamEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
   }
   return (JSON.parse(event.data) as StreamEvents['error']).code === 'interrupted' ? 'interrupted' : 'failed';
 }
 
+/** What a run's events add up to: the text, the citations, and how it ended. */
+export function fold(events: LoggedEvent[]) {
+  const reply = {
+    content: '',
+    citations: [] as Citation[],
+    done: null as StreamEvents['done'] | null,
+    error: null as StreamEvents['error'] | null,
+  };
+  for (const event of events) {
+    const data: unknown = JSON.parse(event.data);
+    if (event.event === 'delta') reply.content += (data as StreamEvents['delta']).text;
+    else if (event.event === 'citations') reply.citations = (data as StreamEvents['citations']).citations;
+    else if (event.event === 'done') reply.done = data as StreamEvents['done'];
+    else if (event.event === 'error') reply.error = data as StreamEvents['error'];
+  }
+  return reply;
+}
+
 /** A run as the browser sees it in a conversation: the message, the text so far and how it ended. */
 export function viewOf(record: RunRecord, events: LoggedEvent[], status: RunStatus): RunView {
-  const view: RunView = {
+  const { content, citations, done, error } = fold(events);
+  const failure = status === 'interrupted' && !error ? interrupted() : null;
+  return {
     key: record.key,
     message: record.message,
     status,
-    content: '',
-    citations: [],
-    messageId: null,
-    finishReason: null,
-    error: null,
+    content,
+    citations,
+    messageId: done?.messageId ?? null,
+    finishReason: done?.finishReason ?? null,
+    error: failure ? { code: failure.code, message: failure.message, retryable: true } : error,
     lastEventId: events.at(-1)?.id ?? null,
     attempt: record.attempt,
     createdAt: new Date(record.createdAt).toISOString(),
   };
-  for (const event of events) {
-    const data: unknown = JSON.parse(event.data);
-    if (event.event === 'delta') view.content += (data as StreamEvents['delta']).text;
-    else if (event.event === 'citations') view.citations = (data as StreamEvents['citations']).citations;
-    else if (event.event === 'done') {
-      const done = data as StreamEvents['done'];
-      view.messageId = done.messageId;
-      view.finishReason = done.finishReason;
-    } else if (event.event === 'error') view.error = data as StreamEvents['error'];
-  }
-  if (status === 'interrupted' && !view.error) {
-    const failure = interrupted();
-    view.error = { code: failure.code as ErrorCode, message: failure.message, retryable: true };
-  }
-  return view;
 }
 
 /** The longest start of `text` that fits in `max` UTF-8 bytes. */

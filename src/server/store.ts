@@ -43,10 +43,11 @@ export interface LoggedEvent {
 
 export interface RunStore {
   /**
-   * Stores a run unless its id is taken, and adds it to its conversation's list (which keeps the newest
-   * `perConversation`). Returns the record that stands and whether it is this one. Expires after `ttlMs`.
+   * Stores a run unless its id is taken, gives its producer's lease to `lease.token` in the same step, and adds it
+   * to its conversation's list (which keeps the newest `perConversation`). Returns the record that stands and
+   * whether it is this one. Expires after `ttlMs`.
    */
-  createRun(id: string, record: RunRecord, options: { ttlMs: number; perConversation: number }): Promise<CreatedRun>;
+  createRun(id: string, record: RunRecord, options: CreateRunOptions): Promise<CreatedRun>;
   getRun(id: string): Promise<RunRecord | undefined>;
   /** The ids of a conversation's runs that have not expired, oldest first. */
   listRuns(conversationId: string): Promise<string[]>;
@@ -81,6 +82,12 @@ export interface RunStore {
   watchStop(id: string, signal: AbortSignal): Promise<void>;
   /** Forgets a stop request, for a new attempt. */
   clearStop(id: string): Promise<void>;
+}
+
+export interface CreateRunOptions {
+  ttlMs: number;
+  perConversation: number;
+  lease: { token: string; ttlMs: number };
 }
 
 export interface CreatedRun {
@@ -160,16 +167,13 @@ export class MemoryStore implements BackendStore {
     else this.#slots.delete(key);
   }
 
-  async createRun(
-    id: string,
-    record: RunRecord,
-    { ttlMs, perConversation }: { ttlMs: number; perConversation: number },
-  ): Promise<CreatedRun> {
+  async createRun(id: string, record: RunRecord, { ttlMs, perConversation, lease }: CreateRunOptions) {
     this.#sweep();
     const existing = this.#run(id);
     if (existing) return { record: { ...existing.record }, created: false };
     const expiresAt = this.#now() + ttlMs;
     this.#runs.set(id, { record: { ...record }, events: [], seq: 0, expiresAt });
+    this.#leases.set(id, { token: lease.token, expiresAt: this.#now() + lease.ttlMs });
     const list = this.#live(this.#byConversation, record.conversationId)?.ids ?? [];
     const ids = [...list.filter(other => other !== id && this.#run(other)), id].slice(-perConversation);
     this.#byConversation.set(record.conversationId, { ids, expiresAt });

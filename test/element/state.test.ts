@@ -7,6 +7,7 @@ import {
   currentTurn,
   initialState,
   nextQueued,
+  timeline,
   turnOfRun,
 } from '../../src/element/state.js';
 import type { ChatEvent, ChatState } from '../../src/element/state.js';
@@ -126,6 +127,34 @@ describe('conversation state', () => {
     ]);
     expect(state.history[1]!.citations).to.deep.equal([{ sourceName: 'Kept' }]);
     expect(statuses(state)).to.deep.equal(['run:k1:streaming', 'run:k2:stopped', 'local:accepting']);
+  });
+
+  it('writes a retried reply afresh', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'Half', eventId: '1-1' });
+    state = applyEvent(state, { type: 'interrupted', id: 'a', code: 'interrupted' });
+    state = applyEvent(state, { type: 'retrying', id: 'a' });
+    expect(state.turns[0]).to.include({ status: 'accepting', reply: '', lastEventId: null });
+  });
+
+  it("puts listed turns among the history by time, and this page's turns last", () => {
+    let state = apply(queue('live'));
+    state = applyEvent(state, {
+      type: 'restored',
+      conversationId: 'c',
+      messages: [
+        { id: 'u2', role: 'user', content: 'Later', createdAt: '2026-11-23T00:00:10.000Z', runId: null },
+        { id: 'm2', role: 'assistant', content: 'Later reply', createdAt: '2026-11-23T00:00:11.000Z', runId: null },
+      ],
+      runs: [run({ key: 'early', status: 'stopped', createdAt: '2026-11-23T00:00:05.000Z' })],
+      citations: () => [],
+    });
+    expect(timeline(state).map(e => ('turn' in e ? e.turn.id : e.item.id))).to.deep.equal([
+      'run:early',
+      'u2',
+      'm2',
+      'live',
+    ]);
   });
 
   it('maps every run status to a turn status', () => {

@@ -48,12 +48,12 @@ describe('storage', () => {
     expect([tab.draft(null), tab.draft('c1'), tab.draft('c2')]).to.deep.equal(['before', 'in c1', '']);
     tab.saveDraft('c1', '');
     expect(sessionStorage.getItem('persona-chat:ns:draft:c1')).to.equal(null, 'an empty draft is forgotten');
-    tab.addPending('k1', 'one');
-    tab.addPending('k2', 'two');
+    tab.addPending('k1', 'one', 'load-1');
+    tab.addPending('k2', 'two', 'load-1');
     tab.removePending('k1');
-    expect(tab.pending()).to.deep.equal([{ key: 'k2', text: 'two' }]);
+    expect(tab.pending()).to.deep.equal([{ key: 'k2', text: 'two', page: 'load-1' }]);
     expect(localStorage.length).to.equal(0);
-    sessionStorage.setItem('persona-chat:ns:pending', '[1, {"key": 2}, {"key": "k", "text": "t"}]');
-    expect(tab.pending()).to.deep.equal([{ key: 'k', text: 't' }]);
+    sessionStorage.setItem('persona-chat:ns:pending', '[1, {"key": 2}, {"key": "k", "text": "t", "page": "p"}]');
+    expect(tab.pending()).to.deep.equal([{ key: 'k', text: 't', page: 'p' }]);
   });
 });

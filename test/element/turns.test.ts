@@ -2,7 +2,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
-import { Harness, chat, continues, faults, juniper, oneEvent, resetAll } from './harness.js';
+import { Harness, chat, continues, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
 
 /** Counts the events of one kind the element fires from now on. */
 function count(el: EventTarget, name: 'persona-chat-message' | 'persona-chat-error') {
@@ -109,7 +109,7 @@ describe('<persona-chat> turns', () => {
     expect(h.statuses()).to.deep.equal(['stopped']);
   });
 
-  it('rejects send() with an AbortError when a new conversation starts during a reply', async () => {
+  it('rejects send() with an AbortError when a new conversation starts during a reply, and stops that reply', async () => {
     await faults({ chunkDelayMs: 60 });
     const h = await chat();
     const reply = outcome(h.el.send('How do I return a tent?'));
@@ -118,6 +118,81 @@ describe('<persona-chat> turns', () => {
     expect(await reply).to.equal('AbortError');
     expect(h.statuses()).to.deep.equal([]);
     expect(h.el.getAttribute('turn-status')).to.equal('idle');
+    await waitUntil(async () => (await continues())[0]?.aborted, 'the left reply was stopped', { timeout: 3000 });
+  });
+
+  it('asks the service on Retry after a Stop that reached the backend before the message did', async () => {
+    const h = await chat();
+    const real = h.el.fetch;
+    let hold = true;
+    let posted = false;
+    const stops: Promise<Response>[] = [];
+    h.el.fetch = (input, init) => {
+      const url = String(input);
+      if (url.endsWith('/messages') && hold) {
+        posted = true;
+        // A slow network: the message has not reached the backend when the visitor presses Stop.
+        return new Promise((_, reject) =>
+          init!.signal!.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))),
+        );
+      }
+      const response = real(input, init);
+      if (url.endsWith('/stop')) stops.push(response);
+      return response;
+    };
+    void h.el.send('How do I return a tent?').catch(() => {});
+    await waitUntil(() => posted, 'the message is on its way');
+    await h.el.stop();
+    await h.status('stopped');
+    await waitUntil(() => stops.length > 0, 'the stop was sent');
+    await stops[0];
+    hold = false;
+    const done = oneEvent(h.el, 'persona-chat-message');
+    h.retryButton!.click();
+    const result = await done;
+    expect(result.finishReason).to.equal('stop');
+    expect(result.content).to.contain('Returns');
+  });
+
+  it('writes a retried reply afresh, never after the text it had', async () => {
+    await faults({ chunkDelayMs: 30 });
+    const h = await chat();
+    const real = h.el.fetch;
+    let cut = true;
+    h.el.fetch = async (input, init) => {
+      const url = String(input);
+      if (cut && url.endsWith('/messages')) {
+        // The connection drops after a few words, and following the run again finds the backend forgot it.
+        const response = await real(input, init);
+        let deltas = 0;
+        const body = response.body!.pipeThrough(
+          new TransformStream<Uint8Array, Uint8Array>({
+            transform(chunk, controller) {
+              if (deltas >= 3) return controller.error(new TypeError('network cut'));
+              deltas += (new TextDecoder().decode(chunk).match(/event: delta/g) ?? []).length;
+              controller.enqueue(chunk);
+            },
+          }),
+        );
+        return new Response(body, response);
+      }
+      if (cut && url.endsWith('/events')) {
+        const envelope = { error: { code: 'run_not_found', message: 'x', retryable: false, requestId: 'r' } };
+        return Response.json(envelope, { status: 404 });
+      }
+      return real(input, init);
+    };
+    const started = new Promise<string>(resolve =>
+      h.el.addEventListener('persona-chat-conversation', e => resolve(e.conversationId), { once: true }),
+    );
+    void h.el.send('How do I return a tent?').catch(() => {});
+    const conversationId = await started;
+    await h.status('interrupted');
+    await waitUntil(async () => (await continues())[0]?.completed, 'the run ended upstream', { timeout: 15_000 });
+    cut = false;
+    const done = oneEvent(h.el, 'persona-chat-message');
+    h.retryButton!.click();
+    expect((await done).content).to.equal((await stored(conversationId)).chatMessages[1]!.content);
   });
 
   it('sends nothing more once removed from the page, and keeps the queued text for the tab', async () => {

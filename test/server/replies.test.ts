@@ -448,6 +448,19 @@ describe('backend replies', () => {
       assert.equal(((await res.json()) as ErrorEnvelope).error.code, 'conversation_not_found');
     });
 
+    it('answers the key of a message refused for good the same way again, streamed or whole', async () => {
+      const { session, conversation, send, emulator } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      emulator.store.clear();
+      const key = crypto.randomUUID();
+      for (const accept of ['application/json', 'application/json', 'text/event-stream']) {
+        const res = await send(token, id, question, { key, accept });
+        assert.equal(res.status, 404, accept);
+        assert.equal(((await res.json()) as ErrorEnvelope).error.code, 'conversation_not_found');
+      }
+    });
+
     it('sends citations of the protocol shape, whatever the service sent', async () => {
       const garbage = [null, { sourceName: { x: 1 }, partitions: 'oops' }, { partitions: [null, { text: 'ok' }] }];
       const emulatorFetch = setup().emulator;

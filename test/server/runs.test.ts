@@ -236,12 +236,8 @@ describe('Runs', () => {
     await store.createRun(
       id,
       { ...r, message: 'Hello', createdAt: now, attempt: 1, attemptedAt: now },
-      {
-        ttlMs: 60_000,
-        perConversation: 50,
-      },
+      { ttlMs: 60_000, perConversation: 50, lease: { token: 'dead', ttlMs: 150 } },
     );
-    await store.acquireLease(id, 'dead', 150);
     await store.appendEvent(id, 'delta', JSON.stringify({ text: 'Half' }), 'dead', 60_000);
     const list = await read(r.key);
     assert.deepEqual(list.at(-1)!.data, {
@@ -290,6 +286,84 @@ describe('Runs', () => {
     assert.ok(events.length <= 100, `${events.length} events`);
     const text = events.map(e => (e.event === 'delta' ? (e.data as { text: string }).text : '')).join('');
     assert.equal(text, words.join(''), 'no text lost');
+  });
+
+  it('does not answer a retried message with the reply to an earlier message of the same text', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    upstream.setHistory([
+      { role: 'user', content: 'yes', timestamp: new Date(Date.now() - 20_000).toISOString() },
+      { role: 'assistant', content: 'Answer to the first yes', messageId: 'first' },
+    ]);
+    const r = ref();
+    await (
+      await runs.send(r, 'yes', admit)
+    ).accepted;
+    runs.close();
+    assert.equal((await read(r.key)).at(-1)!.event, 'error');
+    await (
+      await runs.send(r, 'yes', admit)
+    ).accepted;
+    assert.equal(upstream.calls.length, 2, 'the second "yes" is sent to the service again');
+    upstream.calls[1]!.push({ type: 'delta', text: 'Answer to the second yes' }, done('second'));
+    assert.equal((await runs.views('c1', 'anon_a'))[0]!.status, 'running');
+    await read(r.key);
+    assert.equal((await runs.views('c1', 'anon_a'))[0]!.content, 'Answer to the second yes');
+  });
+
+  it('never lists a run as done without all of its text', async () => {
+    const { runs, store } = setup();
+    const id = runId({ conversationId: 'c1', key: 'k-12345678' });
+    const now = Date.now();
+    await store.createRun(
+      id,
+      {
+        owner: 'o',
+        conversationId: 'c1',
+        key: 'k-12345678',
+        message: 'Hi',
+        createdAt: now,
+        attempt: 1,
+        attemptedAt: now,
+      },
+      { ttlMs: 60_000, perConversation: 50, lease: { token: 't', ttlMs: 60_000 } },
+    );
+    await store.appendEvent(id, 'delta', JSON.stringify({ text: 'Hel' }), 't', 60_000);
+    // The producer writes the end of the reply just after the view read the log.
+    const readEvents = store.readEvents.bind(store);
+    store.readEvents = async (...args) => {
+      const got = await readEvents(...args);
+      store.readEvents = readEvents;
+      await store.appendEvent(id, 'delta', JSON.stringify({ text: 'lo' }), 't', 60_000);
+      const end: StreamEvents['done'] = { messageId: 'm1', runId: 'r', finishReason: 'stop', usage: null };
+      await store.appendEvent(id, 'done', JSON.stringify(end), 't', 60_000);
+      return got;
+    };
+    const [view] = await runs.views('c1', 'o');
+    assert.ok(view!.status !== 'done' || view!.content === 'Hello', `${view!.status} with "${view!.content}"`);
+  });
+
+  it('ends a reader that is already past the end with the end again', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    await (
+      await runs.send(r, 'Hello', admit)
+    ).accepted;
+    upstream.calls[0]!.push({ type: 'delta', text: 'Hi' }, done());
+    const all = await read(r.key);
+    assert.deepEqual(await read(r.key, all.at(-1)!.id), [all.at(-1)], 'the stream ends');
+  });
+
+  it('follows the attempt a concurrent Retry starts, rather than the old ending', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const r = ref();
+    upstream.refuseWith(new HttpError(503, 'upstream_unavailable', 'Busy.'));
+    await (await runs.send(r, 'Hello', admit)).accepted.catch(() => {});
+    upstream.refuseWith(undefined);
+    const [a, b] = await Promise.all([runs.send(r, 'Hello', admit), runs.send(r, 'Hello', admit)]);
+    assert.deepEqual([a.record.attempt, b.record.attempt], [2, 2]);
+    assert.equal(upstream.calls.length, 1, 'one of them asks the service');
+    upstream.calls[0]!.push(done());
+    assert.equal((await read(r.key)).at(-1)!.event, 'done');
   });
 
   it('ends the runs it produces as interrupted when closed', async () => {

@@ -269,7 +269,9 @@ async function conversation(browser: Browser, origin: string, current: Lane, n: 
       if (stage < 0.33) await status(s => s === 'accepting', 2000);
       else if (stage < 0.66) await status(s => s === 'streaming', 5000);
       else await writing();
-      await page.locator('persona-chat [part="send-button"]').click();
+      // The reply may have ended before the visitor's click: Stop is only pressed while it shows.
+      const stop = page.locator('persona-chat [part="send-button"]', { hasText: 'Stop' });
+      await stop.click({ timeout: 1000 }).catch(() => {});
       await status(s => s !== 'accepting' && s !== 'streaming');
       if (fault === 'retry-after-stop') await retry();
       break;

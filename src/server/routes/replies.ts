@@ -10,8 +10,8 @@ import { readJsonBody } from '../../json-body.js';
 import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
 import type { Ctx, Env, Parts } from '../context.js';
-import { HttpError, noteFailure } from '../errors.js';
-import { isTerminal, runId, runNotFound } from '../runs.js';
+import { HttpError, errorOfEvent, noteFailure } from '../errors.js';
+import { fold, interrupted, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
 import { eventFrame, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
@@ -148,27 +148,12 @@ export function replyRoutes(parts: Parts) {
 
   /** The whole reply, for `Accept: application/json`: waits for the run to end. */
   async function whole(c: Ctx, record: RunRecord): Promise<MessageReply> {
-    const reply: MessageReply = {
-      messageId: null,
-      runId: null,
-      content: '',
-      finishReason: null,
-      citations: [],
-      usage: null,
-    };
-    for await (const event of runs.follow(runId(record), record.attempt, null, c.req.raw.signal)) {
-      const data: unknown = JSON.parse(event.data);
-      if (event.event === 'delta') reply.content += (data as StreamEvents['delta']).text;
-      else if (event.event === 'citations') reply.citations = (data as StreamEvents['citations']).citations;
-      else if (event.event === 'done') {
-        const done = data as StreamEvents['done'];
-        return { ...reply, ...done };
-      } else if (event.event === 'error') {
-        const error = data as StreamEvents['error'];
-        throw new HttpError(statusOf(error.code), error.code, error.message, { retryable: error.retryable });
-      }
-    }
-    throw new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.');
+    const events = [];
+    for await (const event of runs.follow(runId(record), record.attempt, null, c.req.raw.signal)) events.push(event);
+    const { content, citations, done, error } = fold(events);
+    if (error) throw errorOfEvent(error);
+    if (!done) throw interrupted();
+    return { content, citations, ...done };
   }
 
   return app;
@@ -199,17 +184,6 @@ function lastEventId(c: Ctx): string | null {
 }
 
 function outcomeOf(event: string, data: string): LogLine['outcome'] {
-  if (event === 'error') return 'error';
-  return (JSON.parse(data) as StreamEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
-}
-
-/** The status an error of a run stands for, when the reply is asked for whole. */
-function statusOf(code: string): number {
-  return code === 'upstream_timeout'
-    ? 504
-    : code === 'upstream_unavailable' || code === 'interrupted'
-      ? 503
-      : code === 'internal_error'
-        ? 500
-        : 502;
+  const status = terminalStatus({ event, data });
+  return status === 'stopped' || status === 'done' ? status : 'error';
 }
