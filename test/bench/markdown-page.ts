@@ -1,14 +1,11 @@
 // Runs in Chromium: streams a generated 40 KB markdown reply in 2,000 deltas into the reply renderer, rendering at
-// most once per animation frame, and measures the script time of the renders and the longest task.
+// most once per animation frame, and measures the script time of the renders and the longest task. Also streams
+// hostile inputs in 1 to 2 KB pieces, one render per piece, and measures the longest render.
 import { render } from 'lit';
 import { MarkdownView, renderMarkdown } from '../../src/element/markdown.js';
+import { hostileInputs, pieces, random } from './hostile.js';
 
 const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
-
-/** A deterministic pseudo-random sequence. */
-function random(seed: number) {
-  return () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-}
 
 /** About 40 KB of the markdown a grounded answer contains: headings, lists, code, tables, links, citations. */
 export function makeReply(bytes = 40_000): string {
@@ -87,11 +84,13 @@ async function run(mode: 'incremental' | 'full'): Promise<BenchResult> {
   const observer = new PerformanceObserver(list => list.getEntries().forEach(e => tasks.push(e.duration)));
   observer.observe({ type: 'longtask', buffered: false });
   const started = performance.now();
+  let delivered = 0;
   await new Promise<void>(resolve => {
-    pieces.forEach((piece, i) => {
+    pieces.forEach((_, i) => {
       setTimeout(
         () => {
-          received += piece;
+          // Timers due in the same millisecond can fire out of order; deltas are delivered in order all the same.
+          while (delivered <= i) received += pieces[delivered++];
           if (!scheduled) {
             scheduled = true;
             requestAnimationFrame(() => {
@@ -120,4 +119,77 @@ async function run(mode: 'incremental' | 'full'): Promise<BenchResult> {
   };
 }
 
-if (typeof window !== 'undefined') Object.assign(window, { runBench: run });
+export interface HostileResult {
+  input: string;
+  renders: number;
+  longestMs: number;
+  totalMs: number;
+  oneShotMs: number;
+  threw: boolean;
+  depth: number;
+  finalEqualsOneShot: boolean;
+}
+
+/** How deep elements nest under a node. */
+function depthOf(node: Element): number {
+  let deepest = 0;
+  const stack: [Element, number][] = [[node, 0]];
+  for (let entry = stack.pop(); entry; entry = stack.pop()) {
+    const [el, depth] = entry;
+    deepest = Math.max(deepest, depth);
+    for (const child of el.children) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * Streams one hostile input in 1 to 2 KB pieces, one render per piece in its own task, then the final render, and
+ * renders it once more at once (a restored reply). A small ordinary reply is rendered first, untimed, so that the
+ * times are the input's and not the page's first compile of the renderer and Lit.
+ */
+async function runHostile(input: string): Promise<HostileResult> {
+  const text = hostileInputs[input]!;
+  render(renderMarkdown(makeReply(2_000), labels).parts, document.createElement('div'));
+  const host = document.createElement('div');
+  document.body.replaceChildren(host);
+  const view = new MarkdownView(labels);
+  const times: number[] = [];
+  let threw = false;
+  let received = '';
+  const draw = (final: boolean) => {
+    const start = performance.now();
+    try {
+      render(view.render(received, final), host);
+    } catch {
+      threw = true;
+    }
+    times.push(performance.now() - start);
+  };
+  for (const piece of pieces(text)) {
+    received += piece;
+    draw(false);
+    await new Promise(resolve => setTimeout(resolve));
+  }
+  draw(true);
+  const oneShot = document.createElement('div');
+  const start = performance.now();
+  try {
+    render(renderMarkdown(text, labels).parts, oneShot);
+  } catch {
+    threw = true;
+  }
+  const oneShotMs = performance.now() - start;
+  const finalEqualsOneShot = !threw && strip(host.innerHTML) === strip(oneShot.innerHTML);
+  return {
+    input,
+    renders: times.length,
+    longestMs: Math.round(Math.max(...times)),
+    totalMs: Math.round(times.reduce((a, b) => a + b, 0)),
+    oneShotMs: Math.round(oneShotMs),
+    threw,
+    depth: depthOf(host),
+    finalEqualsOneShot,
+  };
+}
+
+if (typeof window !== 'undefined') Object.assign(window, { runBench: run, runHostile });

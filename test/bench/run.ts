@@ -3,6 +3,9 @@
 // - markdown: a 40 KB reply in 2,000 deltas (one every 4 ms), rendered at most once per frame, with the renderer's
 //   tail settling (incremental) and without it (full re-lex of the whole reply every frame); script time of the
 //   renders, tasks over 50 ms, and whether the final DOM equals a one-shot render.
+// - hostile markdown: inputs built to overflow the stack or to be slow to lex, each streamed in 1 to 2 KB pieces
+//   with one render per piece (lexing, templates and Lit's DOM update): the longest render and the total; the same
+//   text rendered at once (a restored reply, compared with the streamed DOM); the DOM's depth.
 // - size: the gzip size of the script-tag file and where its bytes come from.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -11,11 +14,14 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
+import { hostileInputs } from './hostile.js';
+import type { HostileResult } from './markdown-page.js';
 
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function markdown() {
+/** Serves the bench page and calls one of its functions in a fresh browser per call. */
+async function benchPage() {
   const bundle = await build({
     entryPoints: ['test/bench/markdown-page.ts'],
     bundle: true,
@@ -34,40 +40,59 @@ async function markdown() {
   });
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const rows: Record<string, unknown>[] = [];
-  try {
-    for (const mode of ['incremental', 'full']) {
-      const results = [];
-      for (let i = 0; i < repeats; i++) {
-        const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumFlags, headless: true });
-        try {
-          const page = await browser.newPage();
-          await page.goto(url);
-          await page.waitForFunction(() => 'runBench' in window);
-          results.push(
-            await page.evaluate(
-              m =>
-                (window as unknown as { runBench: (m: string) => Promise<Record<string, number | boolean>> }).runBench(
-                  m,
-                ),
-              mode,
-            ),
-          );
-        } finally {
-          await browser.close();
-        }
+  return {
+    async call<T>(name: 'runBench' | 'runHostile', arg: string): Promise<T> {
+      const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumFlags, headless: true });
+      try {
+        const page = await browser.newPage();
+        await page.goto(url);
+        await page.waitForFunction(() => 'runHostile' in window);
+        return await page.evaluate(
+          ([n, a]) => (window as unknown as Record<string, (a: string) => Promise<T>>)[n]!(a),
+          [name, arg] as const,
+        );
+      } finally {
+        await browser.close();
       }
-      rows.push({
-        mode,
-        renders: median(results.map(r => r.renders as number)),
-        'script ms': median(results.map(r => r.scriptMs as number)),
-        'of which lexing and templates ms': median(results.map(r => r.viewMs as number)),
-        'tasks > 50 ms': median(results.map(r => r.tasksOver50 as number)),
-        'final = one-shot': results.every(r => r.finalEqualsOneShot) ? 'yes' : 'no',
-      });
-    }
-  } finally {
-    server.close();
+    },
+    close: () => server.close(),
+  };
+}
+
+type Page = Awaited<ReturnType<typeof benchPage>>;
+
+async function markdown(page: Page) {
+  const rows: Record<string, unknown>[] = [];
+  for (const mode of ['incremental', 'full']) {
+    const results = [];
+    for (let i = 0; i < repeats; i++) results.push(await page.call<Record<string, number | boolean>>('runBench', mode));
+    rows.push({
+      mode,
+      renders: median(results.map(r => r.renders as number)),
+      'script ms': median(results.map(r => r.scriptMs as number)),
+      'of which lexing and templates ms': median(results.map(r => r.viewMs as number)),
+      'tasks > 50 ms': median(results.map(r => r.tasksOver50 as number)),
+      'final = one-shot': results.every(r => r.finalEqualsOneShot) ? 'yes' : 'no',
+    });
+  }
+  return rows;
+}
+
+async function hostile(page: Page) {
+  const rows: Record<string, unknown>[] = [];
+  for (const input of Object.keys(hostileInputs)) {
+    const results: HostileResult[] = [];
+    for (let i = 0; i < repeats; i++) results.push(await page.call<HostileResult>('runHostile', input));
+    rows.push({
+      input: `${input} (${(hostileInputs[input]!.length / 1024).toFixed(0)} KB)`,
+      renders: results[0]!.renders,
+      'longest render ms': median(results.map(r => r.longestMs)),
+      'total ms': median(results.map(r => r.totalMs)),
+      'at once ms': median(results.map(r => r.oneShotMs)),
+      threw: results.some(r => r.threw) ? 'yes' : 'no',
+      'DOM depth': Math.max(...results.map(r => r.depth)),
+      'final = one-shot': results.every(r => r.finalEqualsOneShot) ? 'yes' : 'no',
+    });
   }
   return rows;
 }
@@ -121,12 +146,25 @@ function table(rows: Record<string, unknown>[]): string {
   ].join('\n');
 }
 
+const page = await benchPage();
+let streaming: Record<string, unknown>[];
+let hostileRows: Record<string, unknown>[];
+try {
+  streaming = await markdown(page);
+  hostileRows = await hostile(page);
+} finally {
+  page.close();
+}
 const report = [
   `# persona-chat benchmarks (${new Date().toISOString().slice(0, 10)}, median of ${repeats})`,
   '',
   '## Streaming markdown: 40 KB reply, 2,000 deltas, one every 4 ms, at most one render per frame',
   '',
-  table(await markdown()),
+  table(streaming),
+  '',
+  '## Hostile markdown: streamed in 1 to 2 KB pieces, one render per piece, then the final render; then at once',
+  '',
+  table(hostileRows),
   '',
   '## Size of the script-tag file',
   '',
