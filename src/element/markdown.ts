@@ -9,14 +9,29 @@
  * blocks follow it, and a settled block is never rendered again. (Requiring a blank line after it, as streamdown
  * does, would stop settling for good at the first list that follows a paragraph directly, which replies do all
  * the time; the prefix fuzz test checks that the looser rule renders every prefix exactly as a full render.)
+ *
+ * The model's output can be hostile, so rendering it never throws and its cost is bounded:
+ * - Nesting: block quotes and lists nest at most `maxDepth` (16) deep, and so do emphasis, strikethrough and links
+ *   within a block; markers nested deeper show as text. (marked nests by recursion: `'>'.repeat(5000)` would
+ *   overflow the stack.)
+ * - Work: inline text that marked would take quadratic time over shows as written (see `inlineAffordable()`).
+ * - Failure: a block whose lexing or rendering throws all the same shows as its text, and the rest renders.
+ * None of this drops any of the model's text, and all of it depends on the text alone, so a streamed reply still
+ * ends exactly as the same text rendered at once.
  */
 import { html, nothing } from 'lit';
 import type { TemplateResult } from 'lit';
 import { guard } from 'lit/directives/guard.js';
-import { Lexer } from 'marked';
+import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
 
 type Part = TemplateResult | string | typeof nothing;
+
+/**
+ * How deep block quotes and lists may nest, and, inside a block, emphasis, strikethrough and links; markup nested
+ * deeper shows as the text it is written in.
+ */
+export const maxDepth = 16;
 
 /** Allows http(s) and mailto only, after decoding entities and dropping control characters and whitespace. */
 export function safeUrl(url: string | null | undefined): string | undefined {
@@ -145,25 +160,28 @@ function textWithCitations(text: string, ctx: RenderContext): Part[] {
   return parts;
 }
 
-function inline(tokens: Token[] | undefined, ctx: RenderContext, inLink = false): Part[] {
-  return (tokens ?? []).map(token => inlineToken(token, ctx, inLink));
+function inline(tokens: Token[] | undefined, ctx: RenderContext, inLink = false, depth = 0): Part[] {
+  return (tokens ?? []).map(token => inlineToken(token, ctx, inLink, depth));
 }
 
-function inlineToken(token: Token, ctx: RenderContext, inLink: boolean): Part {
+function inlineToken(token: Token, ctx: RenderContext, inLink: boolean, depth: number): Part {
+  // The lexer already refuses spans nested deeper than this; a span that got through anyway shows as written.
+  if (depth >= maxDepth && 'tokens' in token && token.tokens?.length) return String(token.raw);
+  const inner = (tokens: Token[] | undefined, link = inLink) => inline(tokens, ctx, link, depth + 1);
   switch (token.type) {
     case 'text': {
       const t = token as Tokens.Text;
-      if (t.tokens?.length) return html`${inline(t.tokens, ctx, inLink)}`;
+      if (t.tokens?.length) return html`${inline(t.tokens, ctx, inLink, depth)}`;
       return inLink ? decodeEntities(t.text) : html`${textWithCitations(t.text, ctx)}`;
     }
     case 'escape':
       return (token as Tokens.Escape).text;
     case 'strong':
-      return html`<strong>${inline((token as Tokens.Strong).tokens, ctx, inLink)}</strong>`;
+      return html`<strong>${inner((token as Tokens.Strong).tokens)}</strong>`;
     case 'em':
-      return html`<em>${inline((token as Tokens.Em).tokens, ctx, inLink)}</em>`;
+      return html`<em>${inner((token as Tokens.Em).tokens)}</em>`;
     case 'del':
-      return html`<del>${inline((token as Tokens.Del).tokens, ctx, inLink)}</del>`;
+      return html`<del>${inner((token as Tokens.Del).tokens)}</del>`;
     case 'codespan':
       return html`<code>${decodeEntities((token as Tokens.Codespan).text)}</code>`;
     case 'br':
@@ -171,7 +189,7 @@ function inlineToken(token: Token, ctx: RenderContext, inLink: boolean): Part {
     case 'link': {
       const link = token as Tokens.Link;
       const href = safeUrl(link.href);
-      const content = inline(link.tokens, ctx, true);
+      const content = inner(link.tokens, true);
       return href && !inLink
         ? html`<a href=${href} target="_blank" rel="noopener noreferrer nofollow">${content}</a>`
         : html`${content}`;
@@ -201,7 +219,7 @@ const headings = [
 
 const alignClass = (align: string | null) => (align ? `align-${align}` : '');
 
-function block(token: Token, ctx: RenderContext): Part {
+function block(token: Token, ctx: RenderContext, depth = 0): Part {
   switch (token.type) {
     case 'space':
     case 'def':
@@ -221,14 +239,17 @@ function block(token: Token, ctx: RenderContext): Part {
       </div>`;
     }
     case 'blockquote':
-      return html`<blockquote>${blocks((token as Tokens.Blockquote).tokens, ctx)}</blockquote>`;
+      // The lexer already refuses containers nested deeper than this; one that got through anyway shows as written.
+      if (depth >= maxDepth) return html`<p>${token.raw}</p>`;
+      return html`<blockquote>${blocks((token as Tokens.Blockquote).tokens, ctx, depth + 1)}</blockquote>`;
     case 'list': {
+      if (depth >= maxDepth) return html`<p>${token.raw}</p>`;
       const list = token as Tokens.List;
       const items = list.items.map(
         item =>
           html`<li>
             ${item.task ? html`<input type="checkbox" disabled .checked=${Boolean(item.checked)} />` : nothing}
-            ${blocks(item.tokens, ctx, !list.loose)}
+            ${blocks(item.tokens, ctx, depth + 1, !list.loose)}
           </li>`,
       );
       return list.ordered
@@ -272,13 +293,182 @@ function block(token: Token, ctx: RenderContext): Part {
   }
 }
 
-function blocks(tokens: Token[] | undefined, ctx: RenderContext, tight = false): Part[] {
+function blocks(tokens: Token[] | undefined, ctx: RenderContext, depth: number, tight = false): Part[] {
   return (tokens ?? []).map(token =>
-    tight && token.type === 'text' ? inlineToken(token, ctx, false) : block(token, ctx),
+    tight && token.type === 'text' ? inlineToken(token, ctx, false, 0) : block(token, ctx, depth),
   );
 }
 
-const lex = (text: string) => Lexer.lex(text, { gfm: true, breaks: false });
+/** A top-level block; one whose rendering fails shows as its text, and the rest still renders. */
+function topBlock(token: Token, ctx: RenderContext): Part {
+  try {
+    return block(token, ctx);
+  } catch {
+    return html`<p>${token.raw}</p>`;
+  }
+}
+
+/**
+ * Marked's tokenizer, refusing to open a block quote or a list inside `maxDepth` others: marked nests them by
+ * recursion, so deep nesting would overflow the stack, and lexing a list costs its length times its depth. A refused
+ * marker stays text.
+ */
+class BoundedTokenizer extends Tokenizer {
+  #depth = 0;
+
+  override blockquote(src: string) {
+    return this.#nest(() => super.blockquote(src));
+  }
+  override list(src: string) {
+    return this.#nest(() => super.list(src));
+  }
+
+  #nest<T>(lex: () => T): T | undefined {
+    if (this.#depth >= maxDepth) return undefined;
+    this.#depth++;
+    try {
+      return lex();
+    } finally {
+      this.#depth--;
+    }
+  }
+}
+
+/** Text shown as written. */
+const plainText = (text: string): Tokens.Text => ({ type: 'text', raw: text, text });
+
+/**
+ * Marked's lexer, keeping as text what is inside spans (emphasis, strikethrough, links) nested `maxDepth` deep:
+ * marked lexes a span's content by recursion, once per level.
+ */
+class BoundedLexer extends Lexer {
+  #depth = 0;
+
+  constructor() {
+    super({ gfm: true, breaks: false, tokenizer: new BoundedTokenizer() });
+  }
+
+  override inlineTokens(src: string, tokens: Token[] = []): Token[] {
+    if (this.#depth > maxDepth) {
+      tokens.push(plainText(src));
+      return tokens;
+    }
+    this.#depth++;
+    try {
+      return super.inlineTokens(src, tokens);
+    } finally {
+      this.#depth--;
+    }
+  }
+}
+
+const isSpace = (c: string) => c === '' || /\s/.test(c);
+const isPunctuation = (c: string) => /[\p{P}\p{S}]/u.test(c);
+
+/** Inline text that `inlineAffordable()` finds costlier than this shows as written, its markup as text. */
+const maxInlineWork = 65_536;
+
+/** The characters of an e-mail address's local part, which marked's text rule looks ahead over for an `@`. */
+const addressChars = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?_`{|}~-") {
+  addressChars[c.charCodeAt(0)] = 1;
+}
+
+/** The weight of one delimiter run scanned, against one character looked ahead over: a regular expression match. */
+const scanWeight = 25;
+
+/**
+ * Whether marked can lex one block's inline text in bounded time: an estimate of its steps for the things that make
+ * it quadratic is bounded. At every `*`, `_`, `~`, `!` or backtick inside a run
+ * of e-mail-address characters, its text rule looks ahead to the end of the run for an `@`; every emphasis or
+ * strikethrough opener scans the delimiter runs after it until enough of them close it; and a link's text can run
+ * over every bracketed part after its `[`.
+ */
+function inlineAffordable(src: string): boolean {
+  let work = 0;
+  let run = 0;
+  let stops = 0;
+  let brackets = 0;
+  // Per delimiter character: how many runs so far, and the openers still open, with their length and what is left.
+  const runs: Record<string, number> = { '*': 0, _: 0, '~': 0 };
+  const openers: Record<string, { index: number; length: number; left: number }[]> = { '*': [], _: [], '~': [] };
+  for (let i = 0; i <= src.length; i++) {
+    const code = src.charCodeAt(i);
+    if (code < 128 && addressChars[code]) {
+      run++;
+      // * _ ~ ! and the backtick
+      if (code === 42 || code === 95 || code === 126 || code === 33 || code === 96) stops++;
+      if (work + run * stops > maxInlineWork) return false;
+    } else {
+      work += run * stops;
+      run = stops = 0;
+      // [ and ]
+      if (code === 91) brackets++;
+      else if (code === 93 && (work += brackets) > maxInlineWork) return false;
+    }
+    if (code !== 42 && code !== 95 && code !== 126) continue;
+    const c = src[i]!;
+    let end = i;
+    while (src[end + 1] === c) end++;
+    // Whether the run can open or close, by CommonMark's flanking rules.
+    const before = src.charAt(i - 1);
+    const after = src.charAt(end + 1);
+    const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
+    const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
+    const canOpen = c === '_' ? left && (!right || isPunctuation(before)) : left;
+    const canClose = c === '_' ? right && (!left || isPunctuation(after)) : right;
+    const length = end - i + 1;
+    const index = runs[c]!++;
+    const open = openers[c]!;
+    // A run that can open too closes only if the two lengths do not add up to a multiple of three (CommonMark's
+    // rule of three; marked follows it too).
+    const top = open.at(-1);
+    if (canClose && top && (!canOpen || (top.length + length) % 3 || (top.length % 3 === 0 && length % 3 === 0))) {
+      for (let closing = length; closing > 0 && open.length;) {
+        const opener = open.at(-1)!;
+        const used = Math.min(closing, opener.left);
+        closing -= used;
+        opener.left -= used;
+        if (!opener.left) work += scanWeight * (index - open.pop()!.index);
+      }
+      if (work > maxInlineWork) return false;
+    } else if (canOpen) open.push({ index, length, left: length });
+    run += end - i;
+    stops += end - i;
+    i = end;
+  }
+  for (const c of ['*', '_', '~']) for (const { index } of openers[c]!) work += scanWeight * (runs[c]! - index);
+  return work <= maxInlineWork;
+}
+
+/**
+ * Block tokens with their inline tokens, from marked's lexer within the bounds above. If lexing throws anyway, each
+ * paragraph (text up to a blank line) is lexed on its own, and one that still throws shows as its text.
+ */
+function lex(markdown: string, split = true): Token[] {
+  const lexer = new BoundedLexer();
+  let tokens: Token[];
+  try {
+    tokens = lexer.blockTokens(markdown, lexer.tokens);
+  } catch {
+    if (!split) return [{ type: 'paragraph', raw: markdown, text: markdown, tokens: [plainText(markdown)] }];
+    return markdown.split(/(?<=\n[ \t]*\n)/).flatMap(paragraph => lex(paragraph, false));
+  }
+  for (const { src, tokens: into } of lexer.inlineQueue) {
+    // As marked's own lex() does: raw HTML left open in one block does not run into the next.
+    lexer.state.inRawBlock = false;
+    if (inlineAffordable(src)) {
+      try {
+        lexer.inlineTokens(src, into);
+        continue;
+      } catch {
+        into.length = 0;
+      }
+    }
+    into.push(plainText(src));
+  }
+  return tokens;
+}
 
 /** While streaming, hides a citation marker still being typed at the very end (`[`, `[1`, `[doc`). */
 export const heal = (text: string) => text.replace(/\[(?:d(?:o(?:c\d{0,3})?)?|\d{1,3})?$/, '');
@@ -291,10 +481,12 @@ const hasReferenceDefinition = /^ {0,3}\[[^\]\n]+\]:/m;
  */
 export class MarkdownView {
   #text = '';
+  #final = false;
+  #parts: Part[] = [];
   #settledLength = 0;
   #settled: Part[] = [];
   #settledFootnotes = new Footnotes();
-  #generation = 0;
+  #serial = 0;
   readonly #labels: Omit<RenderContext, 'footnotes'>;
 
   constructor(labels: Omit<RenderContext, 'footnotes'>) {
@@ -306,41 +498,49 @@ export class MarkdownView {
 
   /** The templates of the text. `final` renders the text as it stands, without healing and with every block. */
   render(text: string, final: boolean): Part[] {
+    // marked reads a carriage return as a line break; so do we, so that token lengths add up to the text's.
+    if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
+    // The element renders a finished reply again whenever it updates for another reason.
+    if (text === this.#text && final === this.#final) return this.#parts;
     if (!text.startsWith(this.#text) || (final && hasReferenceDefinition.test(text))) this.#reset();
     this.#text = text;
+    this.#final = final;
     const tail = text.slice(this.#settledLength);
     const tokens = lex(final ? tail : heal(tail));
     const remaining = final ? tokens : tokens.slice(this.#settle(tokens));
     const ctx: RenderContext = { ...this.#labels, footnotes: new Footnotes(this.#settledFootnotes) };
-    const parts = [...this.#settled, ...remaining.map(token => block(token, ctx))];
+    const parts = [...this.#settled, ...remaining.map(token => topBlock(token, ctx))];
     this.footnotes = ctx.footnotes;
-    return parts;
+    return (this.#parts = parts);
   }
 
-  /** Moves the blocks that can no longer change into the settled list, rendered once, for good; returns how many. */
+  /**
+   * Settles the blocks that can no longer change: each ends a line and has two more blocks after it. Returns how
+   * many tokens it settled.
+   */
   #settle(tokens: Token[]): number {
     const starts: number[] = [];
     tokens.forEach((token, i) => token.type !== 'space' && starts.push(i));
     let count = 0;
     for (let b = 0; b + 2 < starts.length; b++) {
       const end = starts[b + 1]!;
-      const raw = tokens
-        .slice(starts[b], end)
-        .map(t => t.raw)
-        .join('');
       // A block that runs into the next one without a line break is still being written.
-      if (!raw.endsWith('\n')) break;
+      if (!tokens[end - 1]!.raw.endsWith('\n')) break;
       count = end;
     }
-    if (count === 0) return 0;
-    const ctx: RenderContext = { ...this.#labels, footnotes: this.#settledFootnotes };
-    for (const token of tokens.slice(0, count)) {
-      const key = [this.#generation, this.#settled.length];
-      const rendered = block(token, ctx);
-      this.#settled.push(guard(key, () => rendered) as unknown as Part);
-      this.#settledLength += token.raw.length;
-    }
+    const settled = tokens.slice(0, count);
+    this.#keep(settled);
+    this.#settledLength += settled.reduce((length, token) => length + token.raw.length, 0);
     return count;
+  }
+
+  /** Renders blocks once, for good, at the end of the settled list. */
+  #keep(tokens: Token[]) {
+    const ctx: RenderContext = { ...this.#labels, footnotes: this.#settledFootnotes };
+    for (const token of tokens) {
+      const rendered = topBlock(token, ctx);
+      this.#settled.push(guard([this.#serial++], () => rendered) as unknown as Part);
+    }
   }
 
   #reset() {
@@ -348,7 +548,6 @@ export class MarkdownView {
     this.#settledLength = 0;
     this.#settled = [];
     this.#settledFootnotes = new Footnotes();
-    this.#generation++;
   }
 }
 

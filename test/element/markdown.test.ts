@@ -1,14 +1,31 @@
 import { expect } from '@open-wc/testing';
 import { render } from 'lit';
-import { MarkdownView, heal, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
+import { Tokenizer } from 'marked';
+import { Footnotes, MarkdownView, heal, maxDepth, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
+import { hostileInputs, pieces, random } from '../bench/hostile.js';
 
 const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
+
+/** A DOM as HTML without Lit's comment markers. */
+const markup = (host: Element) => host.innerHTML.replace(/<!--[^>]*-->/g, '');
 
 /** The DOM a set of templates makes, as HTML without Lit's comment markers. */
 function dom(parts: unknown): string {
   const host = document.createElement('div');
   render(parts, host);
-  return host.innerHTML.replace(/<!--[^>]*-->/g, '');
+  return markup(host);
+}
+
+/** A text cut in pieces of 1 to 300 characters, the same way every time. */
+function randomPieces(text: string, seed: number): string[] {
+  const next = random(seed);
+  const out: string[] = [];
+  for (let at = 0; at < text.length;) {
+    const end = Math.min(text.length, at + 1 + Math.floor(next() * 300));
+    out.push(text.slice(at, end));
+    at = end;
+  }
+  return out;
 }
 
 const tricky = [
@@ -120,5 +137,141 @@ describe('markdown', () => {
     expect(html).to.contain('data-copy');
     expect(html).to.contain('class="align-center"');
     expect(html).not.to.contain('style=');
+  });
+
+  it('reads carriage returns as line breaks', () => {
+    const text = 'Intro\r\n\r\n- one\r\n- two\r\n\r\nEnd **bold**\r\n';
+    expect(markup(stream(text, randomPieces(text, 8)))).to.equal(
+      dom(renderMarkdown(text.replace(/\r\n/g, '\n'), labels).parts),
+    );
+  });
+});
+
+/** How deep elements nest under a node (its children are at depth 1). */
+function depthOf(node: Element): number {
+  let deepest = 0;
+  for (const child of node.children) deepest = Math.max(deepest, 1 + depthOf(child));
+  return deepest;
+}
+
+/** The text a DOM shows, without the copy buttons of code blocks. */
+function shownText(host: Element): string {
+  const copy = host.cloneNode(true) as Element;
+  copy.querySelectorAll('button').forEach(button => button.remove());
+  return copy.textContent ?? '';
+}
+
+const count = (text: string, char: string) => text.split(char).length - 1;
+
+/** How deep elements matching a selector nest in one another. */
+function nesting(host: Element, selector: string): number {
+  let deepest = 0;
+  for (const el of host.querySelectorAll(selector)) {
+    let depth = 0;
+    for (let at: Element | null = el; at && at !== host; at = at.parentElement) if (at.matches(selector)) depth++;
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
+}
+
+/**
+ * Elements a nesting limit allows: two per container (`ul` and `li`), one per span, and a paragraph, a link and a
+ * footnote's `sup` around them.
+ */
+const depthBound = 3 * maxDepth + 3;
+
+/** Streams a text into a fresh host, rendering after every piece, then renders it final. */
+function stream(text: string, parts: string[] = pieces(text)) {
+  const host = document.createElement('div');
+  const view = new MarkdownView(labels);
+  let received = '';
+  for (const piece of parts) {
+    received += piece;
+    render(view.render(received, false), host);
+  }
+  render(view.render(text, true), host);
+  return host;
+}
+
+describe('markdown from a hostile model', () => {
+  for (const [name, text] of Object.entries(hostileInputs)) {
+    it(`streams ${name} with all its text and bounded nesting, as it renders at once`, () => {
+      const host = stream(text);
+      const shown = shownText(host);
+      // Letters are never markup: every one of them shows.
+      for (const letter of new Set(text.match(/[a-z]/g))) {
+        expect(count(shown, letter), letter).to.equal(count(text, letter));
+      }
+      expect(depthOf(host)).to.be.at.most(depthBound);
+      expect(markup(host)).to.equal(dom(renderMarkdown(text, labels).parts));
+    });
+  }
+
+  it('keeps the markers of containers nested too deep as text', () => {
+    const lists = stream(hostileInputs['list markers']!);
+    expect(nesting(lists, 'ul')).to.equal(maxDepth);
+    expect(count(shownText(lists), '-')).to.equal(1000 - maxDepth);
+    const quotes = stream(hostileInputs['quote markers']!);
+    expect(nesting(quotes, 'blockquote')).to.equal(maxDepth);
+    expect(count(shownText(quotes), '>')).to.equal(5000 - maxDepth);
+    const indented = stream(hostileInputs['indented list']!);
+    expect(nesting(indented, 'ul')).to.equal(maxDepth);
+    expect(count(shownText(indented), 'item')).to.equal(300);
+    const mixed = stream('> - 1. '.repeat(100) + 'x');
+    expect(nesting(mixed, 'blockquote, ul, ol')).to.equal(maxDepth);
+    expect(depthOf(mixed)).to.be.at.most(depthBound);
+  });
+
+  it('keeps spans nested too deep as text', () => {
+    const text = '*a '.repeat(40) + 'x' + ' a*'.repeat(40);
+    const host = stream(text);
+    expect(nesting(host, 'em')).to.equal(maxDepth);
+    expect(count(shownText(host), '*')).to.equal(2 * (40 - maxDepth));
+    expect(count(shownText(host), 'a')).to.equal(80);
+    expect(depthOf(host)).to.be.at.most(maxDepth + 1);
+    const mixed = stream('**_~~['.repeat(30) + 'x' + '](https://example.com)~~_**'.repeat(30));
+    expect(depthOf(mixed)).to.be.at.most(depthBound);
+    expect(shownText(mixed)).to.contain('x');
+  });
+
+  it('shows costly inline markup as written', () => {
+    const host = stream(hostileInputs['emphasis runs']!);
+    expect(host.querySelectorAll('strong, em').length).to.equal(0);
+    expect(count(shownText(host), '*')).to.equal(6000);
+    expect(shownText(stream(hostileInputs.underscores!)).replace(/\s/g, '')).to.equal(hostileInputs.underscores);
+  });
+
+  it('renders every empty fenced code block', () => {
+    expect(stream(hostileInputs.fences!).querySelectorAll('pre code').length).to.equal(6000);
+  });
+
+  it('shows a block whose lexing or rendering throws as its text, and renders the rest', () => {
+    const heading = Tokenizer.prototype.heading;
+    Tokenizer.prototype.heading = function (src) {
+      if (src.startsWith('# boom')) throw new Error('boom');
+      return heading.call(this, src);
+    };
+    try {
+      const host = document.createElement('div');
+      render(renderMarkdown('Before **this**.\n\n# boom\n\nAfter *that*.', labels).parts, host);
+      expect(host.querySelector('strong')!.textContent).to.equal('this');
+      expect(host.querySelector('em')!.textContent).to.equal('that');
+      expect(host.querySelector('h3')).to.equal(null);
+      expect(host.textContent).to.contain('# boom');
+    } finally {
+      Tokenizer.prototype.heading = heading;
+    }
+    const number = Footnotes.prototype.number;
+    Footnotes.prototype.number = () => {
+      throw new Error('boom');
+    };
+    try {
+      const host = document.createElement('div');
+      render(renderMarkdown('A claim [1].\n\n- **one**\n- two', labels).parts, host);
+      expect(host.querySelector('p')!.textContent).to.equal('A claim [1].');
+      expect(host.querySelector('li strong')!.textContent).to.equal('one');
+    } finally {
+      Footnotes.prototype.number = number;
+    }
   });
 });
