@@ -14,7 +14,10 @@
  * - Nesting: block quotes and lists nest at most `maxDepth` (16) deep, and so do emphasis, strikethrough and links
  *   within a block; markers nested deeper show as text. (marked nests by recursion: `'>'.repeat(5000)` would
  *   overflow the stack.)
- * - Work: inline text that marked would take quadratic time over shows as written (see `inlineAffordable()`).
+ * - Work: the text is lexed in chunks of a few KB (see `Chunk`), so that a render lexes at most about 6 KB more than
+ *   the text that came since the last one, however long one block grows; inline text that marked would take
+ *   quadratic time over shows as written (see `inlineAffordable()`); and block quotes are lexed a window of lines at
+ *   a time (see `withinLines()`).
  * - Failure: a block whose lexing or rendering throws all the same shows as its text, and the rest renders.
  * None of this drops any of the model's text, and all of it depends on the text alone, so a streamed reply still
  * ends exactly as the same text rendered at once.
@@ -317,7 +320,7 @@ class BoundedTokenizer extends Tokenizer {
   #depth = 0;
 
   override blockquote(src: string) {
-    return this.#nest(() => super.blockquote(src));
+    return this.#nest(() => withinLines(src, lines => super.blockquote(lines)));
   }
   override list(src: string) {
     return this.#nest(() => super.list(src));
@@ -331,6 +334,20 @@ class BoundedTokenizer extends Tokenizer {
     } finally {
       this.#depth--;
     }
+  }
+}
+
+/**
+ * Runs a block rule that reads far past the block it returns (marked's block quote rule first matches every line a
+ * paragraph in it could continue over, which makes a text of many short quotes quadratic) on the first lines of
+ * `src`, a window that grows until the block ends before its last line, where it ends in all of `src` as well.
+ */
+function withinLines<T extends Token>(src: string, rule: (src: string) => T | undefined): T | undefined {
+  for (let size = 256; ; size *= 4) {
+    const end = src.lastIndexOf('\n', size) + 1;
+    if (src.length <= size || end === 0) return rule(src);
+    const token = rule(src.slice(0, end));
+    if (!token || token.raw.length < src.lastIndexOf('\n', end - 2) + 1) return token;
   }
 }
 
@@ -378,8 +395,8 @@ for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.
 const scanWeight = 25;
 
 /**
- * Whether marked can lex one block's inline text in bounded time: an estimate of its steps for the things that make
- * it quadratic is bounded. At every `*`, `_`, `~`, `!` or backtick inside a run
+ * Whether marked can lex one block's inline text in bounded time (its length is bounded by the chunk's): an estimate
+ * of its steps for the things that make it quadratic is bounded. At every `*`, `_`, `~`, `!` or backtick inside a run
  * of e-mail-address characters, its text rule looks ahead to the end of the run for an `@`; every emphasis or
  * strikethrough opener scans the delimiter runs after it until enough of them close it; and a link's text can run
  * over every bracketed part after its `[`.
@@ -475,9 +492,102 @@ export const heal = (text: string) => text.replace(/\[(?:d(?:o(?:c\d{0,3})?)?|\d
 
 const hasReferenceDefinition = /^ {0,3}\[[^\]\n]+\]:/m;
 
+/** How far a chunk of the text grows before it is cut (see `Chunk.end()`). */
+const chunkSize = 2_048;
+
+/** A line that can start a chunk at a break: not indented, and not a list item, block quote or table row. */
+const breakStart = /^[^\s>|*+\-\d]/;
+const fenceLine = /^( {0,3})(`{3,}|~{3,})(.*)$/;
+const delimiterRow = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
+
 /**
- * Renders one reply's markdown. Feed it the text so far on every update; it lexes only the unsettled tail, and
- * resets when the text is not a continuation of what it saw.
+ * A piece of the text that is lexed as a document of its own, so that the unsettled tail a render lexes again is at
+ * most a few chunk sizes long, however long one block grows: marked is quadratic on some inputs. A chunk ends at
+ * its first
+ * - break at least `chunkSize` in: a line after a blank line, outside fenced code, that starts a block nothing
+ *   before it can continue (see `breakStart`), so that the cut changes nothing;
+ * - unindented line at least twice `chunkSize` in, which may split a list, a quote or a paragraph in two; fenced
+ *   code or a table cut there goes on in the next chunk, which opens it again;
+ * - character three times `chunkSize` in.
+ * Where it ends depends only on the text before and the first character after, so it is the same whether the text
+ * streams in or comes at once. Even a break changes two rare things: a link reference definition applies in its own
+ * chunk only, and raw HTML that runs over blank lines (a comment, a `<pre>`) is cut as well.
+ */
+class Chunk {
+  /** What to lex before the chunk's text: the opening line of the fenced code, or the head of the table, it is in. */
+  readonly reopen: string;
+  /** Reading: the first line not read yet, the line before it and whether it is blank, and the code or table open. */
+  #at: number;
+  #previous = '';
+  #blank = false;
+  #fence: string;
+  #table: string;
+
+  constructor(
+    /** Where the chunk starts in the text. */
+    readonly start: number,
+    /** How many settled parts come before it, and the footnotes they numbered. */
+    readonly parts: number,
+    readonly footnotes: Footnotes,
+    fence = '',
+    table = '',
+  ) {
+    this.#at = start;
+    this.#fence = fence;
+    this.#table = table;
+    this.reopen = fence || table ? `${fence || table}\n` : '';
+  }
+
+  /** Where the chunk ends, or undefined while the text so far cannot tell. Reads each complete line once. */
+  end(text: string): number | undefined {
+    const limit = this.start + 3 * chunkSize;
+    while (this.#at < text.length) {
+      const at = this.#at;
+      const first = text.charAt(at);
+      if (at >= this.start + chunkSize && this.#blank && !this.#fence && breakStart.test(first)) return at;
+      if (at >= this.start + 2 * chunkSize && !/\s/.test(first)) return at;
+      const newline = text.indexOf('\n', at);
+      if (newline === -1 || newline >= limit) {
+        if (text.length < limit) return undefined;
+        // Not between the two halves of a surrogate pair.
+        return limit - (/[\ud800-\udbff]/.test(text.charAt(limit - 1)) ? 1 : 0);
+      }
+      this.#read(text.slice(at, newline));
+      this.#at = newline + 1;
+    }
+    return undefined;
+  }
+
+  /** The chunk after this one, which starts where `end()` said. */
+  next(end: number, parts: number, footnotes: Footnotes): Chunk {
+    return new Chunk(end, parts, footnotes, this.#fence, this.#table);
+  }
+
+  /** Follows fenced code blocks and tables, roughly as marked sees them, from one complete line to the next. */
+  #read(line: string) {
+    const fence = fenceLine.exec(line);
+    if (this.#fence) {
+      // A closing fence: the opening one's character, at least as many of them, and nothing else.
+      const opener = fenceLine.exec(this.#fence)![2]!;
+      if (fence && fence[2]![0] === opener[0] && fence[2]!.length >= opener.length && !fence[3]!.trim()) {
+        this.#fence = '';
+      }
+    } else if (fence && !(fence[2]![0] === '`' && fence[3]!.includes('`'))) {
+      this.#fence = fence[1]! + fence[2]! + (/^\s*(\S{0,40})/.exec(fence[3]!)?.[1] ?? '');
+      this.#table = '';
+    } else if (this.#table) {
+      if (!line.includes('|')) this.#table = '';
+    } else if (line.includes('|') && delimiterRow.test(line) && this.#previous.includes('|') && !this.#blank) {
+      this.#table = `${this.#previous}\n${line}`;
+    }
+    this.#blank = !line.trim();
+    this.#previous = line.length < 512 ? line : '';
+  }
+}
+
+/**
+ * Renders one reply's markdown. Feed it the text so far on every update; it lexes only the unsettled tail of the
+ * last chunk, and resets when the text is not a continuation of what it saw.
  */
 export class MarkdownView {
   #text = '';
@@ -486,6 +596,7 @@ export class MarkdownView {
   #settledLength = 0;
   #settled: Part[] = [];
   #settledFootnotes = new Footnotes();
+  #chunk = new Chunk(0, 0, new Footnotes());
   #serial = 0;
   readonly #labels: Omit<RenderContext, 'footnotes'>;
 
@@ -502,23 +613,53 @@ export class MarkdownView {
     if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
     // The element renders a finished reply again whenever it updates for another reason.
     if (text === this.#text && final === this.#final) return this.#parts;
-    if (!text.startsWith(this.#text) || (final && hasReferenceDefinition.test(text))) this.#reset();
+    if (!text.startsWith(this.#text)) this.#reset();
     this.#text = text;
     this.#final = final;
-    const tail = text.slice(this.#settledLength);
-    const tokens = lex(final ? tail : heal(tail));
-    const remaining = final ? tokens : tokens.slice(this.#settle(tokens));
-    const ctx: RenderContext = { ...this.#labels, footnotes: new Footnotes(this.#settledFootnotes) };
-    const parts = [...this.#settled, ...remaining.map(token => topBlock(token, ctx))];
+    // The chunks the text has gone past are settled whole.
+    for (let end = this.#chunk.end(text); end !== undefined; end = this.#chunk.end(text)) {
+      this.#settleChunk(text.slice(0, end));
+      this.#chunk = this.#chunk.next(end, this.#settled.length, new Footnotes(this.#settledFootnotes));
+    }
+    const chunk = this.#chunk;
+    // A link reference definition can change blocks before it, so a chunk with one is lexed whole at the end.
+    const whole = final && this.#settledLength > chunk.start && hasReferenceDefinition.test(text.slice(chunk.start));
+    const from = whole ? chunk.start : this.#settledLength;
+    const reopen = this.#reopen(from);
+    const tokens = lex(reopen + (final ? text.slice(from) : heal(text.slice(from))));
+    const remaining = final ? tokens : tokens.slice(this.#settle(tokens, reopen.length));
+    const ctx: RenderContext = {
+      ...this.#labels,
+      footnotes: new Footnotes(whole ? chunk.footnotes : this.#settledFootnotes),
+    };
+    const parts = [...this.#settled.slice(0, whole ? chunk.parts : undefined), ...remaining.map(t => topBlock(t, ctx))];
     this.footnotes = ctx.footnotes;
     return (this.#parts = parts);
   }
 
+  /** What to lex before the text from `from`: what the current chunk opens again, if it starts there. */
+  #reopen(from: number): string {
+    return from === this.#chunk.start ? this.#chunk.reopen : '';
+  }
+
+  /** Settles the rest of the current chunk, which `text` ends. */
+  #settleChunk(text: string) {
+    const chunk = this.#chunk;
+    if (this.#settledLength > chunk.start && hasReferenceDefinition.test(text.slice(chunk.start))) {
+      // A link reference definition can change blocks before it: the chunk is lexed again, whole.
+      this.#settled.length = chunk.parts;
+      this.#settledFootnotes = new Footnotes(chunk.footnotes);
+      this.#settledLength = chunk.start;
+    }
+    this.#keep(lex(this.#reopen(this.#settledLength) + text.slice(this.#settledLength)));
+    this.#settledLength = text.length;
+  }
+
   /**
    * Settles the blocks that can no longer change: each ends a line and has two more blocks after it. Returns how
-   * many tokens it settled.
+   * many tokens it settled; `reopened` is the length of what was lexed before the text (see `Chunk.reopen`).
    */
-  #settle(tokens: Token[]): number {
+  #settle(tokens: Token[], reopened: number): number {
     const starts: number[] = [];
     tokens.forEach((token, i) => token.type !== 'space' && starts.push(i));
     let count = 0;
@@ -530,7 +671,7 @@ export class MarkdownView {
     }
     const settled = tokens.slice(0, count);
     this.#keep(settled);
-    this.#settledLength += settled.reduce((length, token) => length + token.raw.length, 0);
+    if (count) this.#settledLength += settled.reduce((length, token) => length + token.raw.length, 0) - reopened;
     return count;
   }
 
@@ -548,6 +689,7 @@ export class MarkdownView {
     this.#settledLength = 0;
     this.#settled = [];
     this.#settledFootnotes = new Footnotes();
+    this.#chunk = new Chunk(0, 0, new Footnotes());
   }
 }
 

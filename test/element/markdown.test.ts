@@ -1,6 +1,7 @@
 import { expect } from '@open-wc/testing';
 import { render } from 'lit';
-import { Tokenizer } from 'marked';
+import { Lexer, Tokenizer } from 'marked';
+import type { Token, Tokens } from 'marked';
 import { Footnotes, MarkdownView, heal, maxDepth, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
 import { hostileInputs, pieces, random } from '../bench/hostile.js';
 
@@ -245,6 +246,24 @@ describe('markdown from a hostile model', () => {
     expect(stream(hostileInputs.fences!).querySelectorAll('pre code').length).to.equal(6000);
   });
 
+  it('lexes many block quotes in a window of lines each, as marked lexes them in the whole text', () => {
+    const text =
+      Array.from({ length: 300 }, (_, i) => `> quote ${i}\nlazy ${i}\n> > nested ${i}\n\npara ${i}\n`).join('\n') +
+      '\n' +
+      '> a long quote\n'.repeat(30);
+    const host = stream(text);
+    const quotes = [...host.querySelectorAll(':scope > blockquote')];
+    expect(quotes.length).to.equal(301);
+    expect(quotes.slice(0, 300).map(quote => quote.querySelector('p')!.textContent)).to.deep.equal(
+      Array.from({ length: 300 }, (_, i) => `quote ${i}\nlazy ${i}`),
+    );
+    expect(host.querySelectorAll('blockquote blockquote').length).to.equal(300);
+    expect(count(quotes[300]!.textContent!, 'a long quote')).to.equal(30);
+    const tokens = (list: Token[]): number =>
+      list.reduce((n, t) => n + (t.type === 'blockquote' ? 1 + tokens((t as Tokens.Blockquote).tokens) : 0), 0);
+    expect(host.querySelectorAll('blockquote').length).to.equal(tokens(Lexer.lex(text, { gfm: true })));
+  });
+
   it('shows a block whose lexing or rendering throws as its text, and renders the rest', () => {
     const heading = Tokenizer.prototype.heading;
     Tokenizer.prototype.heading = function (src) {
@@ -273,5 +292,63 @@ describe('markdown from a hostile model', () => {
     } finally {
       Footnotes.prototype.number = number;
     }
+  });
+});
+
+describe('markdown in chunks', () => {
+  /** Sections with blocks of every kind, about 400 characters each. */
+  const sections = (from: number, to: number) =>
+    Array.from(
+      { length: to - from },
+      (_, n) =>
+        `## Section ${from + n}\n\nSome **bold** and [a link](https://example.com/${n}) [${(n % 5) + 1}].\n\n` +
+        `- one\n- two\n\n\`\`\`ts\nconst a = [${n}];\n\n# not a heading\n\`\`\`\n\n> quote\n\n| a | b |\n|---|---|\n| 1 | *2* |\n`,
+    ).join('\n');
+
+  it('cuts only where the cut changes nothing, and streams as it renders at once', () => {
+    const text = sections(0, 200);
+    const host = stream(text, randomPieces(text, 3));
+    expect(host.querySelectorAll('h4').length).to.equal(200);
+    expect(host.querySelectorAll('strong').length).to.equal(200);
+    expect(host.querySelectorAll('a[href^="https://example.com/"]').length).to.equal(200);
+    expect(host.querySelectorAll('sup.cite').length).to.equal(200);
+    expect(host.querySelectorAll('ul > li').length).to.equal(400);
+    expect(host.querySelectorAll('pre code').length).to.equal(200);
+    for (const code of host.querySelectorAll('pre code')) expect(code.textContent).to.contain('# not a heading');
+    expect(host.querySelectorAll('blockquote').length).to.equal(200);
+    expect(host.querySelectorAll('tbody tr').length).to.equal(200);
+    expect(markup(host)).to.equal(dom(renderMarkdown(text, labels).parts));
+  });
+
+  it('opens long code and tables again after a cut, and streams them as it renders at once', () => {
+    const lines = Array.from({ length: 1500 }, (_, i) => `line ${i}`);
+    const code = '```js\n' + lines.join('\n\n') + '\n```\n\nafter';
+    const codeHost = stream(code, randomPieces(code, 5));
+    const blocks = [...codeHost.querySelectorAll('pre code')];
+    expect(blocks.length).to.be.greaterThan(1);
+    expect(blocks.every(block => block.getAttribute('data-lang') === 'js')).to.equal(true);
+    // Every line, in order; a cut may fall on a blank line.
+    expect(blocks.flatMap(block => block.textContent!.split(/\n+/).filter(Boolean))).to.deep.equal(lines);
+    expect(markup(codeHost)).to.equal(dom(renderMarkdown(code, labels).parts));
+
+    const table = '| n | square |\n|--:|:--|\n' + lines.map((_, i) => `| ${i} | ${i * i} |`).join('\n') + '\n\nafter';
+    const tableHost = stream(table, randomPieces(table, 6));
+    expect(tableHost.querySelectorAll('table').length).to.be.greaterThan(1);
+    expect(tableHost.querySelectorAll('tbody tr').length).to.equal(1500);
+    expect(tableHost.querySelectorAll('td.align-right').length).to.equal(1500);
+    expect(markup(tableHost)).to.equal(dom(renderMarkdown(table, labels).parts));
+  });
+
+  it('applies a link reference definition to the blocks before it in its chunk', () => {
+    // The paragraph that uses a definition settles before it comes, as more than a piece comes between them: once
+    // in a chunk that is cut later, once in the last chunk. (A chunk can be cut before an unindented paragraph or
+    // definition, which then applies to the chunks after it only; an indent keeps it in the chunk of its use.)
+    const uses = (label: string) =>
+      `See [the docs][${label}].\n\n${' A paragraph that is long enough.\n\n'.repeat(12)} [${label}]: https://${label}.example.com\n\n`;
+    const text = sections(0, 40) + uses('early') + sections(40, 80) + uses('late');
+    const host = stream(text, randomPieces(text, 7));
+    expect(host.querySelectorAll('a[href="https://early.example.com/"]').length).to.equal(1);
+    expect(host.querySelectorAll('a[href="https://late.example.com/"]').length).to.equal(1);
+    expect(markup(host)).to.equal(dom(renderMarkdown(text, labels).parts));
   });
 });
