@@ -675,12 +675,15 @@ export class MarkdownView {
     return count;
   }
 
-  /** Renders blocks once, for good, at the end of the settled list. */
+  /**
+   * Renders blocks once, for good, at the end of the settled list. Lit renders each again only when its key changes:
+   * the view and a number it never gives twice, since the element can render another reply's view in the same place.
+   */
   #keep(tokens: Token[]) {
     const ctx: RenderContext = { ...this.#labels, footnotes: this.#settledFootnotes };
     for (const token of tokens) {
       const rendered = topBlock(token, ctx);
-      this.#settled.push(guard([this.#serial++], () => rendered) as unknown as Part);
+      this.#settled.push(guard([this, this.#serial++], () => rendered) as unknown as Part);
     }
   }
 

@@ -140,6 +140,15 @@ describe('markdown', () => {
     expect(html).not.to.contain('style=');
   });
 
+  it('renders another view in the same place with its own blocks', () => {
+    const host = document.createElement('div');
+    const first = new MarkdownView(labels);
+    render(first.render('First one.\n\nFirst two.\n\nFirst three.\n\nFirst four.', false), host);
+    const second = new MarkdownView(labels);
+    render(second.render('Second one.\n\nSecond two.\n\nSecond three.\n\nSecond four.', false), host);
+    expect(host.textContent).not.to.contain('First');
+  });
+
   it('reads carriage returns as line breaks', () => {
     const text = 'Intro\r\n\r\n- one\r\n- two\r\n\r\nEnd **bold**\r\n';
     expect(markup(stream(text, randomPieces(text, 8)))).to.equal(
