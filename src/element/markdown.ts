@@ -390,6 +390,11 @@ const addressChars = new Uint8Array(128);
 for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?_`{|}~-") {
   addressChars[c.charCodeAt(0)] = 1;
 }
+const isAddressChar = (code: number) => code < 128 && addressChars[code] === 1;
+/** The characters that end a text token, each starting a look ahead over the rest of its run of address characters. */
+const textStops = /[*_~!`]/g;
+/** Emphasis and strikethrough delimiter runs, and link brackets. */
+const delimiters = /\*+|_+|~+|\[|\]/g;
 
 /** The weight of one delimiter run scanned, against one character looked ahead over: a regular expression match. */
 const scanWeight = 25;
@@ -403,56 +408,55 @@ const scanWeight = 25;
  */
 function inlineAffordable(src: string): boolean {
   let work = 0;
-  let run = 0;
+  // The run of address characters around the last stop, and how many stops it has.
+  let start = 0;
+  let end = 0;
   let stops = 0;
+  for (const { index } of src.matchAll(textStops)) {
+    if (index >= end) {
+      work += (end - start) * stops;
+      start = index;
+      while (isAddressChar(src.charCodeAt(start - 1))) start--;
+      end = index + 1;
+      while (isAddressChar(src.charCodeAt(end))) end++;
+      stops = 0;
+    }
+    if (work + (end - start) * ++stops > maxInlineWork) return false;
+  }
+  work += (end - start) * stops;
   let brackets = 0;
   // Per delimiter character: how many runs so far, and the openers still open, with their length and what is left.
   const runs: Record<string, number> = { '*': 0, _: 0, '~': 0 };
   const openers: Record<string, { index: number; length: number; left: number }[]> = { '*': [], _: [], '~': [] };
-  for (let i = 0; i <= src.length; i++) {
-    const code = src.charCodeAt(i);
-    if (code < 128 && addressChars[code]) {
-      run++;
-      // * _ ~ ! and the backtick
-      if (code === 42 || code === 95 || code === 126 || code === 33 || code === 96) stops++;
-      if (work + run * stops > maxInlineWork) return false;
-    } else {
-      work += run * stops;
-      run = stops = 0;
-      // [ and ]
-      if (code === 91) brackets++;
-      else if (code === 93 && (work += brackets) > maxInlineWork) return false;
+  for (const { 0: delimiter, index: at } of src.matchAll(delimiters)) {
+    const c = delimiter[0]!;
+    if (c === '[') brackets++;
+    else if (c === ']') work += brackets;
+    else {
+      // Whether the run can open or close, by CommonMark's flanking rules.
+      const before = src.charAt(at - 1);
+      const after = src.charAt(at + delimiter.length);
+      const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
+      const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
+      const canOpen = c === '_' ? left && (!right || isPunctuation(before)) : left;
+      const canClose = c === '_' ? right && (!left || isPunctuation(after)) : right;
+      const length = delimiter.length;
+      const index = runs[c]!++;
+      const open = openers[c]!;
+      // A run that can open too closes only if the two lengths do not add up to a multiple of three (CommonMark's
+      // rule of three; marked follows it too).
+      const top = open.at(-1);
+      if (canClose && top && (!canOpen || (top.length + length) % 3 || (top.length % 3 === 0 && length % 3 === 0))) {
+        for (let closing = length; closing > 0 && open.length;) {
+          const opener = open.at(-1)!;
+          const used = Math.min(closing, opener.left);
+          closing -= used;
+          opener.left -= used;
+          if (!opener.left) work += scanWeight * (index - open.pop()!.index);
+        }
+      } else if (canOpen) open.push({ index, length, left: length });
     }
-    if (code !== 42 && code !== 95 && code !== 126) continue;
-    const c = src[i]!;
-    let end = i;
-    while (src[end + 1] === c) end++;
-    // Whether the run can open or close, by CommonMark's flanking rules.
-    const before = src.charAt(i - 1);
-    const after = src.charAt(end + 1);
-    const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
-    const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
-    const canOpen = c === '_' ? left && (!right || isPunctuation(before)) : left;
-    const canClose = c === '_' ? right && (!left || isPunctuation(after)) : right;
-    const length = end - i + 1;
-    const index = runs[c]!++;
-    const open = openers[c]!;
-    // A run that can open too closes only if the two lengths do not add up to a multiple of three (CommonMark's
-    // rule of three; marked follows it too).
-    const top = open.at(-1);
-    if (canClose && top && (!canOpen || (top.length + length) % 3 || (top.length % 3 === 0 && length % 3 === 0))) {
-      for (let closing = length; closing > 0 && open.length;) {
-        const opener = open.at(-1)!;
-        const used = Math.min(closing, opener.left);
-        closing -= used;
-        opener.left -= used;
-        if (!opener.left) work += scanWeight * (index - open.pop()!.index);
-      }
-      if (work > maxInlineWork) return false;
-    } else if (canOpen) open.push({ index, length, left: length });
-    run += end - i;
-    stops += end - i;
-    i = end;
+    if (work > maxInlineWork) return false;
   }
   for (const c of ['*', '_', '~']) for (const { index } of openers[c]!) work += scanWeight * (runs[c]! - index);
   return work <= maxInlineWork;
