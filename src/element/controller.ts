@@ -8,13 +8,13 @@
  * removed from the page cancels everything it started and sends nothing more.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { normalizeCitations } from '../citations.js';
 import type { ConversationDetail, RunView, StreamEvents } from '../protocol.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { session, withLock } from './session.js';
 import type { FetchLike, Session } from './session.js';
 import {
   TurnStatus,
+  asCitations,
   activeTurn,
   applyEvent,
   initialState,
@@ -156,7 +156,7 @@ export class ChatController implements ReactiveController {
     if (!response.ok) throw await errorFromResponse(response);
     const detail = (await response.json()) as ConversationDetail;
     if (generation !== this.#generation) return [];
-    const runs = (detail.runs ?? []).map(run => ({ ...run, citations: normalizeCitations(run.citations) }));
+    const runs = (detail.runs ?? []).map(run => ({ ...run, citations: asCitations(run.citations) }));
     this.#apply({
       type: 'restored',
       conversationId: detail.id,
@@ -495,7 +495,7 @@ export class ChatController implements ReactiveController {
         this.#apply({ type: 'delta', id, text: String((data as StreamEvents['delta']).text ?? ''), eventId });
         return false;
       case 'citations': {
-        const citations = normalizeCitations((data as StreamEvents['citations']).citations);
+        const citations = asCitations((data as StreamEvents['citations']).citations);
         this.#apply({ type: 'citations', id, citations, eventId });
         return false;
       }

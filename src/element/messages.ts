@@ -43,6 +43,9 @@ const thumb = (down: boolean) =>
     />
   </svg>`;
 
+/** A string field of untrusted data, or nothing. */
+const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+
 function sources(citations: Citation[], order: number[], strings: Strings, percent: Intl.NumberFormat) {
   const cited = order.filter(index => citations[index]);
   const rest = citations.map((_, i) => i).filter(i => !cited.includes(i));
@@ -53,8 +56,9 @@ function sources(citations: Citation[], order: number[], strings: Strings, perce
     <ol>
       ${list.map((index, n) => {
         const citation = citations[index]!;
-        const name = citation.sourceName || citation.documentId || citation.sourceUrl || strings.source(n + 1);
-        const url = citation.sourceUrl && /^https?:\/\//i.test(citation.sourceUrl) ? citation.sourceUrl : undefined;
+        const name =
+          text(citation.sourceName) ?? text(citation.documentId) ?? text(citation.sourceUrl) ?? strings.source(n + 1);
+        const url = text(citation.sourceUrl)?.match(/^https?:\/\//i) ? citation.sourceUrl : undefined;
         return html`<li id=${`source-${index}`} data-source=${index} value=${n + 1}>
           <details>
             <summary>
@@ -66,12 +70,12 @@ function sources(citations: Citation[], order: number[], strings: Strings, perce
                   : name
               }
             </summary>
-            ${(citation.partitions ?? []).map(
+            ${(Array.isArray(citation.partitions) ? citation.partitions : []).map(
               p =>
                 html`<blockquote>
-                  ${p.text}
+                  ${text(p?.text)}
                   ${
-                    typeof p.relevance === 'number'
+                    typeof p?.relevance === 'number'
                       ? html`<div class="relevance">${strings.relevance(percent.format(p.relevance))}</div>`
                       : nothing
                   }

@@ -1,7 +1,6 @@
 import { LitElement, html, nothing } from 'lit';
 import type { PropertyValues } from 'lit';
 import { property, query, state } from 'lit/decorators.js';
-import { repeat } from 'lit/directives/repeat.js';
 import { ChatController } from './controller.js';
 import type { ReplyResult } from './controller.js';
 import type { PersonaChatError } from './errors.js';
@@ -444,13 +443,11 @@ export class PersonaChat extends LitElement {
           @click=${this.clickInMessages}
         >
           ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
-          ${repeat(
-            timeline(state),
-            entry => ('turn' in entry ? entry.turn.id : entry.item.id),
-            entry =>
-              'turn' in entry
-                ? renderTurn(this, entry.turn, entry.turn === retryable, context)
-                : renderHistoryItem(this, entry.item, context),
+          ${timeline(state).map(entry =>
+            // Entries only come and go at the end (or all at once), so drawing them in place is enough.
+            'turn' in entry
+              ? renderTurn(this, entry.turn, entry.turn === retryable, context)
+              : renderHistoryItem(this, entry.item, context),
           )}
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>

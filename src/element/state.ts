@@ -7,6 +7,14 @@
  */
 import type { Citation, MessageView, RunView } from '../protocol.js';
 
+/**
+ * Citations as they arrived. The backend shapes them, but storage and older backends may hold anything: the
+ * renderer draws each from the fields that have the right type, and one that is no object keeps its place (a
+ * marker like `[3]` points at the third) as "Source 3".
+ */
+export const asCitations = (value: unknown): Citation[] =>
+  Array.isArray(value) ? value.map(c => (c && typeof c === 'object' ? (c as Citation) : {})) : [];
+
 /** Where a turn is: waiting behind another, being accepted, streaming, or ended one of four ways. */
 export const TurnStatus = {
   queued: 'queued',

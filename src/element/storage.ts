@@ -6,8 +6,8 @@
  * endpoint, persona and the session's user key. Storage that throws (private mode, sandboxed frames) falls back
  * to memory.
  */
-import { normalizeCitations } from '../citations.js';
 import type { Citation } from '../protocol.js';
+import { asCitations } from './state.js';
 
 export type StorageKind = 'local' | 'session' | 'none';
 
@@ -58,7 +58,7 @@ export class ChatStorage {
   }
 
   citations(messageId: string): Citation[] {
-    return normalizeCitations(this.#citations()[messageId]);
+    return asCitations(this.#citations()[messageId]);
   }
 
   saveCitations(messageId: string, citations: Citation[]) {

