@@ -169,7 +169,7 @@ export class ChatController implements ReactiveController {
     for (const run of runs.filter(r => r.status === 'running')) {
       const turn = this.#turn(`run:${run.key}`)!;
       const handle = new TurnHandle(turn.id, turn.key, turn.text);
-      handle.sent = true;
+      handle.sent = handle.accepted = true;
       this.#handles.set(turn.id, handle);
       void this.#follow(handle, detail.id).then(
         () => {},

@@ -222,6 +222,10 @@ export const styles = css`
   .message.queued {
     opacity: 0.6;
   }
+  .markdown.plain {
+    white-space: pre-wrap;
+    overflow-wrap: anywhere;
+  }
   .message > :first-child,
   .markdown > :first-child {
     margin-block-start: 0;
@@ -472,7 +476,7 @@ export const styles = css`
     padding-inline: 12px;
     font-weight: 600;
   }
-  .send:disabled {
+  .send[aria-disabled='true'] {
     opacity: 0.5;
     cursor: default;
   }

@@ -11,7 +11,7 @@ import { cors } from 'hono/cors';
 import { requestId } from 'hono/request-id';
 import { csrfHeader } from '../protocol.js';
 import { ServiceClient } from '../service/client.js';
-import { ServiceError } from '../service/errors.js';
+import { ServiceError, redact } from '../service/errors.js';
 import { resolveConfig } from './config.js';
 import type { BackendConfig, LogLine } from './config.js';
 import type { Env, Parts } from './context.js';
@@ -71,6 +71,11 @@ export function createBackend(config: BackendConfig): Backend {
       }),
     history: async (conversationId, signal) =>
       (await service.getConversation(conversationId, { signal })).chatMessages ?? [],
+    onError: error => {
+      // No request is there to hear it: a reply could not be written to the store (it ends for its readers).
+      const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      console.error(`persona-chat backend: a reply failed in the store: ${redact(cause, secrets).slice(0, 500)}`);
+    },
   });
   const parts: Parts = {
     config,

@@ -336,8 +336,12 @@ export class Runs {
             await append('done', { messageId: null, runId: null, finishReason: 'stopped', usage: null });
           } else {
             const failure = halt ? interrupted() : toHttpError(error);
-            refuse(failure);
-            await append('error', { code: failure.code, message: failure.message, retryable: failure.retryable });
+            try {
+              await append('error', { code: failure.code, message: failure.message, retryable: failure.retryable });
+            } finally {
+              // After the log says so, so that a request right after the refusal finds the run failed.
+              refuse(failure);
+            }
           }
         } catch (appendError) {
           if (!(appendError instanceof Halt)) this.#options.onError?.(appendError);

@@ -159,82 +159,31 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     });
   });
 
-  it('gives back a message a reload cut off before the backend accepted it', async () => {
-    const { frame, element: first } = await tab();
-    frames.push(frame);
-    const h = await first();
-    await h.el.send('Do you rent tents?');
-    // The next message is held before it leaves the page: the reload cuts it off.
-    h.el.fetch = async (input, init) => {
-      if (String(input).endsWith('/messages')) return new Promise<Response>(() => {});
-      return fetch(input, init);
-    };
-    void h.el.send('And bear canisters?').catch(() => {});
-    await h.status('accepting');
-    frame.contentWindow!.location.reload();
-    const again = await element(frame, h.el);
-    await waitUntil(() => again.input.value === 'And bear canisters?', 'the text is back in the message box', {
-      timeout: 8000,
+  for (const [what, held, earlier] of [
+    ['a later message, before it left the page', /\/messages$/, ['Do you rent tents?']],
+    ['a first message, while its conversation was being created', /\/conversations$/, []],
+  ] as const) {
+    it(`gives back ${what}, when a reload cut it off`, async () => {
+      const { frame, element: first } = await tab();
+      frames.push(frame);
+      const h = await first();
+      for (const text of earlier) await h.el.send(text);
+      // The request is held: the reload cuts it off before the backend accepted the message.
+      h.el.fetch = async (input, init) => {
+        if (held.test(String(input))) return new Promise<Response>(() => {});
+        return fetch(input, init);
+      };
+      void h.el.send('Is this kept?').catch(() => {});
+      await h.status('accepting');
+      frame.contentWindow!.location.reload();
+      const again = await element(frame, h.el);
+      await waitUntil(() => again.input.value === 'Is this kept?', 'the text is back in the message box', {
+        timeout: 8000,
+      });
+      expect(again.userMessages()).to.deep.equal(earlier);
+      expect((await continues()).map(c => c.message)).to.deep.equal(earlier);
     });
-    expect(again.userMessages()).to.deep.equal(['Do you rent tents?']);
-    expect((await continues()).map(c => c.message)).to.deep.equal(['Do you rent tents?']);
-  });
-
-  it('gives back a first message a reload cut off while its conversation was being created', async () => {
-    const { frame, element: first } = await tab();
-    frames.push(frame);
-    const h = await first();
-    h.el.fetch = async (input, init) => {
-      if (String(input).endsWith('/conversations')) return new Promise<Response>(() => {});
-      return fetch(input, init);
-    };
-    void h.el.send('Is this kept?').catch(() => {});
-    await h.status('accepting');
-    frame.contentWindow!.location.reload();
-    const again = await element(frame, h.el);
-    await waitUntil(() => again.input.value === 'Is this kept?', 'the text is back in the message box', {
-      timeout: 8000,
-    });
-    expect(again.userMessages()).to.deep.equal([]);
-  });
-
-  it('leaves a message another element of the page is sending to that element', async () => {
-    await faults({ chunkDelayMs: 40 });
-    const a = await chat();
-    const real = a.el.fetch;
-    let held = () => {};
-    a.el.fetch = async (input, init) => {
-      // A slow network before the backend accepts the message.
-      if (String(input).endsWith('/messages')) await new Promise<void>(resolve => (held = resolve));
-      return real(input, init);
-    };
-    const sent = a.el.send('Sent by the first widget');
-    await a.status('accepting');
-    const b = await chat();
-    await b.el.updateComplete;
-    expect(b.input.value, "the second widget's message box").to.equal('');
-    held();
-    await sent;
-    expect(b.input.value).to.equal('');
-  });
-
-  it('shows a stopped reply of an earlier exchange where it was, without Retry, after a reload', async () => {
-    await faults({ chunkDelayMs: 40 });
-    const { frame, element: first } = await tab();
-    frames.push(frame);
-    const h = await first();
-    void h.el.send('How do I return a tent?').catch(() => {});
-    await h.writing();
-    await h.el.stop();
-    await faults({ chunkDelayMs: 0 });
-    await h.el.send('Do you rent tents?');
-    frame.contentWindow!.location.reload();
-    const again = await element(frame, h.el);
-    await waitUntil(() => again.userMessages().length === 2, 'both are shown', { timeout: 8000 });
-    expect(again.userMessages()).to.deep.equal(['How do I return a tent?', 'Do you rent tents?']);
-    expect(again.statuses()).to.deep.equal(['stopped']);
-    expect(again.retryButton, 'no Retry on an exchange that is not the newest').to.equal(null);
-  });
+  }
 
   it('keeps the unsent draft across a reload', async () => {
     const { frame, element: first } = await tab();

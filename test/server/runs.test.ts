@@ -144,9 +144,7 @@ describe('Runs', () => {
   it('follows live from after an id', async () => {
     const { runs, upstream, admit, ref, read, store } = setup();
     const r = ref();
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     upstream.calls[0]!.push({ type: 'delta', text: 'one' });
     await store.readEvents(runId(r), null, { waitMs: 1000 });
     const reading = read(r.key, '1-1');
@@ -160,9 +158,7 @@ describe('Runs', () => {
   it('stops a run: the service call is aborted and the log ends with finishReason stopped', async () => {
     const { runs, upstream, admit, ref, read } = setup();
     const r = ref();
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     upstream.calls[0]!.push({ type: 'delta', text: 'Partial' });
     assert.equal(await runs.stop(r), 'stopping');
     const list = await read(r.key);
@@ -178,9 +174,7 @@ describe('Runs', () => {
     const { runs, upstream, admit, ref, read } = setup();
     const r = ref();
     assert.equal(await runs.stop(r), 'unknown');
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     const list = await read(r.key);
     assert.equal(list.at(-1)!.event, 'done');
     assert.equal(upstream.calls.length, 0);
@@ -189,9 +183,7 @@ describe('Runs', () => {
   it('retries a stopped run as a new attempt that asks the service again', async () => {
     const { runs, upstream, admit, ref, read } = setup();
     const r = ref();
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     await runs.stop(r);
     await read(r.key);
     upstream.setHistory([
@@ -252,9 +244,7 @@ describe('Runs', () => {
       { role: 'user', content: 'Hello', timestamp: new Date(now + 10).toISOString() },
       { role: 'assistant', content: 'The whole reply', messageId: 'kept', conversationRunId: 'run-kept' },
     ]);
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     const retried = await read(r.key);
     assert.equal(upstream.calls.length, 0, 'nothing is sent twice');
     assert.deepEqual(
@@ -295,14 +285,10 @@ describe('Runs', () => {
       { role: 'assistant', content: 'Answer to the first yes', messageId: 'first' },
     ]);
     const r = ref();
-    await (
-      await runs.send(r, 'yes', admit)
-    ).accepted;
+    await runs.send(r, 'yes', admit).then(started => started.accepted);
     runs.close();
     assert.equal((await read(r.key)).at(-1)!.event, 'error');
-    await (
-      await runs.send(r, 'yes', admit)
-    ).accepted;
+    await runs.send(r, 'yes', admit).then(started => started.accepted);
     assert.equal(upstream.calls.length, 2, 'the second "yes" is sent to the service again');
     upstream.calls[1]!.push({ type: 'delta', text: 'Answer to the second yes' }, done('second'));
     assert.equal((await runs.views('c1', 'anon_a'))[0]!.status, 'running');
@@ -345,9 +331,7 @@ describe('Runs', () => {
   it('ends a reader that is already past the end with the end again', async () => {
     const { runs, upstream, admit, ref, read } = setup();
     const r = ref();
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     upstream.calls[0]!.push({ type: 'delta', text: 'Hi' }, done());
     const all = await read(r.key);
     assert.deepEqual(await read(r.key, all.at(-1)!.id), [all.at(-1)], 'the stream ends');
@@ -369,9 +353,7 @@ describe('Runs', () => {
   it('ends the runs it produces as interrupted when closed', async () => {
     const { runs, admit, ref, read } = setup();
     const r = ref();
-    await (
-      await runs.send(r, 'Hello', admit)
-    ).accepted;
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
     runs.close();
     assert.equal((await read(r.key)).at(-1)!.event, 'error');
     assert.equal((await runs.views('c1', 'anon_a'))[0]!.status, 'interrupted');
