@@ -90,9 +90,11 @@ describe('<persona-chat>', () => {
     const h = await chat();
     const reply = h.el.send('How do I return a tent?');
     await h.writing();
+    expect(h.el.matches(':state(streaming)'), 'a custom state for host CSS').to.equal(true);
     expect(h.sendButton.textContent).to.equal('Stop');
     h.sendButton.click();
     await h.status('stopped');
+    expect(h.el.matches(':state(stopped)') && !h.el.matches(':state(streaming)')).to.equal(true);
     expect((await reply).finishReason).to.equal('stopped');
     await waitUntil(async () => (await continues())[0]?.aborted, 'the upstream request ended', { timeout: 3000 });
     expect(h.retryButton, 'Retry is offered').to.not.equal(null);
