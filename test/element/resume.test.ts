@@ -185,6 +185,44 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     });
   }
 
+  it('leaves a message another element of the page is sending to that element', async () => {
+    await faults({ chunkDelayMs: 40 });
+    const a = await chat();
+    const real = a.el.fetch;
+    let held = () => {};
+    a.el.fetch = async (input, init) => {
+      // A slow network before the backend accepts the message.
+      if (String(input).endsWith('/messages')) await new Promise<void>(resolve => (held = resolve));
+      return real(input, init);
+    };
+    const sent = a.el.send('Sent by the first widget');
+    await a.status('accepting');
+    const b = await chat();
+    await b.el.updateComplete;
+    expect(b.input.value, "the second widget's message box").to.equal('');
+    held();
+    await sent;
+    expect(b.input.value).to.equal('');
+  });
+
+  it('shows a stopped reply of an earlier exchange where it was, without Retry, after a reload', async () => {
+    await faults({ chunkDelayMs: 40 });
+    const { frame, element: first } = await tab();
+    frames.push(frame);
+    const h = await first();
+    void h.el.send('How do I return a tent?').catch(() => {});
+    await h.writing();
+    await h.el.stop();
+    await faults({ chunkDelayMs: 0 });
+    await h.el.send('Do you rent tents?');
+    frame.contentWindow!.location.reload();
+    const again = await element(frame, h.el);
+    await waitUntil(() => again.userMessages().length === 2, 'both are shown', { timeout: 8000 });
+    expect(again.userMessages()).to.deep.equal(['How do I return a tent?', 'Do you rent tents?']);
+    expect(again.statuses()).to.deep.equal(['stopped']);
+    expect(again.retryButton, 'no Retry on an exchange that is not the newest').to.equal(null);
+  });
+
   it('keeps the unsent draft across a reload', async () => {
     const { frame, element: first } = await tab();
     frames.push(frame);
