@@ -21,12 +21,12 @@ export function random(seed: number) {
   return () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 }
 
-/** Cuts a text into pieces of 1 to 2 KB, the same way every time. */
-export function pieces(text: string, seed = 5): string[] {
+/** Cuts a text into pieces of `min` to `min + spread` characters (1 to 2 KB), the same way every time. */
+export function pieces(text: string, seed = 5, min = 1024, spread = 1024): string[] {
   const next = random(seed);
   const out: string[] = [];
   for (let at = 0; at < text.length;) {
-    const end = Math.min(text.length, at + 1024 + Math.floor(next() * 1024));
+    const end = Math.min(text.length, at + min + Math.floor(next() * spread));
     out.push(text.slice(at, end));
     at = end;
   }

@@ -3,7 +3,7 @@ import { render } from 'lit';
 import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
 import { Footnotes, MarkdownView, heal, maxDepth, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
-import { hostileInputs, pieces, random } from '../bench/hostile.js';
+import { hostileInputs, pieces } from '../bench/hostile.js';
 
 const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
 
@@ -18,16 +18,7 @@ function dom(parts: unknown): string {
 }
 
 /** A text cut in pieces of 1 to 300 characters, the same way every time. */
-function randomPieces(text: string, seed: number): string[] {
-  const next = random(seed);
-  const out: string[] = [];
-  for (let at = 0; at < text.length;) {
-    const end = Math.min(text.length, at + 1 + Math.floor(next() * 300));
-    out.push(text.slice(at, end));
-    at = end;
-  }
-  return out;
-}
+const randomPieces = (text: string, seed: number) => pieces(text, seed, 1, 300);
 
 const tricky = [
   'Here are the options:\n- one\n- two\n1. three\n2. four\n* five\nText right after.\n# Heading\nPara\n===\n| a | b |\n|--|--|\n| 1 | 2 |\nafter table\n> quote\nlazy\n```\ncode\n```\n- [ ] task\n  continued\n\n2) paren\n3) list\npara\n    not code\n\n    code\n',
