@@ -34,6 +34,19 @@ const conversationOf = (h: Harness) =>
 
 const frames: HTMLIFrameElement[] = [];
 
+/** A tab whose reply to its first message was stopped while it was being written. */
+async function stoppedInTab() {
+  await faults({ chunkDelayMs: 40 });
+  const { frame, element: first } = await tab();
+  frames.push(frame);
+  const h = await first();
+  void h.el.send('How do I return a tent?').catch(() => {});
+  await h.writing();
+  await h.el.stop();
+  await h.status('stopped');
+  return { frame, h };
+}
+
 describe('<persona-chat> across reloads, tabs and networks', () => {
   beforeEach(resetAll);
   afterEach(() => frames.splice(0).forEach(frame => frame.remove()));
@@ -82,14 +95,7 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
   });
 
   it('shows a stopped reply after a reload, as it was stopped', async () => {
-    await faults({ chunkDelayMs: 60 });
-    const { frame, element: first } = await tab();
-    frames.push(frame);
-    const h = await first();
-    void h.el.send('How do I return a tent?').catch(() => {});
-    await h.writing();
-    await h.el.stop();
-    await h.status('stopped');
+    const { frame, h } = await stoppedInTab();
     await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 3000 });
     frame.contentWindow!.location.reload();
     const again = await element(frame, h.el);
@@ -206,13 +212,7 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
   });
 
   it('shows a stopped reply of an earlier exchange where it was, without Retry, after a reload', async () => {
-    await faults({ chunkDelayMs: 40 });
-    const { frame, element: first } = await tab();
-    frames.push(frame);
-    const h = await first();
-    void h.el.send('How do I return a tent?').catch(() => {});
-    await h.writing();
-    await h.el.stop();
+    const { frame, h } = await stoppedInTab();
     await faults({ chunkDelayMs: 0 });
     await h.el.send('Do you rent tents?');
     frame.contentWindow!.location.reload();
