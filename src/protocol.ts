@@ -24,11 +24,13 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'too_many_sessions'
   | 'internal_error'
   | 'upstream_error'
   | 'upstream_unavailable'
   | 'upstream_timeout'
-  | 'interrupted';
+  | 'interrupted'
+  | 'server_restarting';
 
 /** Every error the backend answers, whatever the route. */
 export interface ErrorEnvelope {

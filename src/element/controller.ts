@@ -171,7 +171,7 @@ export class ChatController implements ReactiveController {
       const handle = new TurnHandle(turn.id, turn.key, turn.text);
       handle.sent = handle.accepted = true;
       this.#handles.set(turn.id, handle);
-      void this.#follow(handle, detail.id).then(
+      void this.#deliver(handle, detail.id, true).then(
         () => {},
         error => this.#failed(handle, error),
       );
@@ -361,7 +361,7 @@ export class ChatController implements ReactiveController {
       for (let fresh = true; ; fresh = false) {
         const conversationId = await untilAborted(this.#conversation(), signal);
         try {
-          await this.#stream(handle, conversationId);
+          await this.#deliver(handle, conversationId);
           return;
         } catch (error) {
           // The stored conversation is gone: start a new one, once.
@@ -413,6 +413,26 @@ export class ChatController implements ReactiveController {
       this.onConversation(id, false);
     }
     return id;
+  }
+
+  /**
+   * Sends the turn's message (or, for a reply already running, follows it) until its reply ends. When the backend
+   * instance that took it is shutting down, the message is sent again with its key after a short pause: another
+   * instance takes the run over.
+   */
+  async #deliver(handle: TurnHandle, conversationId: string, followOnly = false) {
+    for (let restarts = 0; ; restarts++) {
+      try {
+        if (followOnly && restarts === 0) await this.#follow(handle, conversationId);
+        else await this.#stream(handle, conversationId);
+        if (handle.restarting) throw handle.restarting;
+        return;
+      } catch (error) {
+        handle.restarting = undefined;
+        if (!(error instanceof PersonaChatError && error.code === 'server_restarting') || restarts >= 3) throw error;
+        await pauseFor(250 * 2 ** restarts, handle.signal);
+      }
+    }
   }
 
   /** Sends the turn's message and reads its reply; follows the run again when the stream drops after acceptance. */
@@ -511,7 +531,9 @@ export class ChatController implements ReactiveController {
       }
       case 'error': {
         const e = data as StreamEvents['error'];
-        this.#failed(handle, new PersonaChatError(e.code, String(e.message), e.retryable !== false));
+        const error = new PersonaChatError(e.code, String(e.message), e.retryable !== false);
+        if (e.code === 'server_restarting') handle.restarting = error;
+        else this.#failed(handle, error);
         return true;
       }
       default:

@@ -301,6 +301,8 @@ export class PersonaChat extends LitElement {
         network_error: t.errorNetwork,
         rate_limited: t.errorRateLimited,
         upstream_unavailable: t.errorBusy,
+        server_restarting: t.errorBusy,
+        too_many_sessions: t.errorTooManySessions,
         origin_not_allowed: t.errorSession,
         config_error: t.errorConfig,
         invalid_request: t.errorTooLong,

@@ -33,6 +33,7 @@ export const en = {
   errorNetwork: 'The chat cannot be reached. Check your connection and try again.',
   errorBusy: 'The assistant is busy. Please try again in a moment.',
   errorRateLimited: 'You are sending messages too quickly. Please wait a moment.',
+  errorTooManySessions: 'Too many chats were opened from here in a short while. Please try again in a minute.',
   errorSession: 'The chat could not start here.',
   errorTooLong: 'That message is too long.',
   errorConfig: 'This chat is not set up correctly.',

@@ -24,6 +24,8 @@ export class TurnHandle {
   sent = false;
   /** Set once the backend answered that it took the message. */
   accepted = false;
+  /** Set when the backend instance producing the reply is shutting down: the message is to be sent again. */
+  restarting: Error | undefined;
   /** Resolves with the reply once the turn is done or stopped; rejects with the failure, or an AbortError. */
   readonly result: Promise<ReplyResult>;
   #settle: { resolve(result: ReplyResult): void; reject(error: unknown): void } | undefined;

@@ -17,8 +17,13 @@ export interface Limits {
   messagesPerUserPerMinute: number;
   /** Messages one IP address may send a minute. Default 60. */
   messagesPerIpPerMinute: number;
-  /** Sessions (token requests) one IP address may make a minute. Default 10. */
+  /**
+   * Sessions (token requests) one IP address may make a minute. Default 600: a whole office, school or mobile
+   * carrier can share one address, and a session costs no call to the service, so this only stops floods.
+   */
   sessionsPerIpPerMinute: number;
+  /** Sessions one visitor (their cookie, or the site's user) may make a minute. Default 60. */
+  sessionsPerVisitorPerMinute: number;
   /** Replies one user may have in progress at once (being produced, whoever follows them). Default 2. */
   concurrentStreamsPerUser: number;
   /** How long a reply's run is kept for re-attaching and replay after its last event. Default 600 s. */
@@ -36,7 +41,8 @@ export const defaultLimits: Limits = {
   bodyMaxBytes: 32 * 1024,
   messagesPerUserPerMinute: 20,
   messagesPerIpPerMinute: 60,
-  sessionsPerIpPerMinute: 10,
+  sessionsPerIpPerMinute: 600,
+  sessionsPerVisitorPerMinute: 60,
   concurrentStreamsPerUser: 2,
   replayWindowSeconds: 600,
   eventsPerRun: 4000,

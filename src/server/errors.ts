@@ -8,6 +8,7 @@ import { BodyError } from '../json-body.js';
 import type { ErrorCode, ErrorEnvelope } from '../protocol.js';
 import { ServiceError, redact } from '../service/errors.js';
 import type { Ctx, Env } from './context.js';
+import { StoreUnavailableError } from './store.js';
 
 export interface HttpErrorOptions {
   retryable?: boolean;
@@ -53,10 +54,12 @@ const statusOfCode: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  too_many_sessions: 429,
   internal_error: 500,
   upstream_error: 502,
   upstream_unavailable: 503,
   interrupted: 503,
+  server_restarting: 503,
   upstream_timeout: 504,
 };
 
@@ -96,6 +99,12 @@ export function fromServiceError(error: ServiceError): HttpError {
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return fromServiceError(error);
+  if (error instanceof StoreUnavailableError) {
+    return new HttpError(503, 'upstream_unavailable', 'The chat is briefly unavailable. Try again shortly.', {
+      cause: error,
+      retryAfter: 2,
+    });
+  }
   if (error instanceof BodyError) {
     return error.status === 415
       ? new HttpError(415, 'unsupported_media_type', error.message, { retryable: false })

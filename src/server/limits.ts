@@ -7,12 +7,26 @@
 import type { BackendConfig, ResolvedConfig } from './config.js';
 import type { Ctx } from './context.js';
 import { HttpError } from './errors.js';
+import type { Admission } from './runs.js';
+import { MemoryStore, StoreUnavailableError } from './store.js';
 import type { BackendStore } from './store.js';
+
+/** How long a reply slot outlives its producer's last renewal (every few seconds while it runs). */
+const slotTtlMs = 30_000;
+
+/** The refusal of a request past its limit, given the seconds until the window resets. */
+export type Refusal = (retryAfter: number) => HttpError;
+
+const tooManyRequests: Refusal = retryAfter =>
+  new HttpError(429, 'rate_limited', 'Too many requests. Try again shortly.', { retryAfter });
 
 export class Limiter {
   readonly #store: BackendStore;
+  /** Counts for this instance alone while the shared store is away, so that limits hold through an outage. */
+  readonly #fallback = new MemoryStore();
   readonly #settings: ResolvedConfig;
   readonly #clientIpHook: BackendConfig['clientIp'];
+  #warnedOfProxy = false;
 
   constructor(store: BackendStore, settings: ResolvedConfig, clientIp: BackendConfig['clientIp']) {
     this.#store = store;
@@ -20,33 +34,42 @@ export class Limiter {
     this.#clientIpHook = clientIp;
   }
 
-  /** Counts one request on `key`; a 429 with Retry-After past `perMinute`. */
-  async perMinute(key: string, perMinute: number) {
-    const { count, resetMs } = await this.#store.hit(key, 60_000);
-    if (count > perMinute) {
-      throw new HttpError(429, 'rate_limited', 'Too many requests. Try again shortly.', { retryAfter: resetMs / 1000 });
-    }
+  /** Counts one request on `key`; refused (by default a 429 with Retry-After) past `perMinute`. */
+  async perMinute(key: string, perMinute: number, refuse: Refusal = tooManyRequests) {
+    const { count, resetMs } = await this.#store
+      .hit(key, 60_000)
+      .catch(error =>
+        error instanceof StoreUnavailableError ? this.#fallback.hit(key, 60_000) : Promise.reject(error),
+      );
+    if (count > perMinute) throw refuse(resetMs / 1000);
   }
 
   /** Counts one request of `kind` on the client's address, when it is known. */
-  async perIp(kind: string, perMinute: number, c: Ctx) {
+  async perIp(kind: string, perMinute: number, c: Ctx, refuse?: Refusal) {
     const ip = this.clientIp(c);
-    if (ip) await this.perMinute(`${kind}:ip:${ip}`, perMinute);
+    if (ip) await this.perMinute(`${kind}:ip:${ip}`, perMinute, refuse);
   }
 
-  /** Takes one of the user's reply slots; a 429 when all are in use. Returns the slot's release. */
-  async replySlot(sub: string): Promise<() => Promise<void>> {
+  /**
+   * Takes one of the user's reply slots; a 429 when all are in use. The slot is a lease: its producer renews it, and
+   * the slot of an instance that died comes back by itself after `slotTtlMs`.
+   */
+  async replySlot(sub: string): Promise<Admission> {
     const key = `streams:${sub}`;
-    if (!(await this.#store.acquire(key, this.#settings.limits.concurrentStreamsPerUser))) {
+    const token = crypto.randomUUID();
+    if (!(await this.#store.acquireSlot(key, token, this.#settings.limits.concurrentStreamsPerUser, slotTtlMs))) {
       throw new HttpError(429, 'rate_limited', 'Too many replies at once. Wait for one to finish.', {
         retryAfter: 1,
       });
     }
     let released = false;
-    return async () => {
-      if (released) return;
-      released = true;
-      await this.#store.release(key);
+    return {
+      renew: () => this.#store.renewSlot(key, token, slotTtlMs),
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.#store.releaseSlot(key, token);
+      },
     };
   }
 
@@ -56,6 +79,14 @@ export class Limiter {
     const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
     const socket = incoming?.socket?.remoteAddress;
     const hops = this.#settings.trustedHops;
+    if (hops === 0 && !this.#warnedOfProxy && c.req.header('x-forwarded-for') !== undefined) {
+      this.#warnedOfProxy = true;
+      console.warn(
+        'persona-chat backend: requests carry X-Forwarded-For but no proxy is trusted, so every visitor behind the ' +
+          'proxy shares one address for rate limits. Set --trust-proxy (trustProxy) to the number of proxies in ' +
+          'front of this server.',
+      );
+    }
     if (hops === 0 || !socket) return socket;
     const forwarded = (c.req.header('x-forwarded-for') ?? '')
       .split(',')

@@ -49,8 +49,14 @@ export const runId = ({ conversationId, key }: Omit<RunRef, 'owner'>) => `run:${
 
 export const isTerminal = (event: Pick<LoggedEvent, 'event'>) => event.event === 'done' || event.event === 'error';
 
-/** Admission for a new producer (rate limits, a reply slot): throws when refused, else returns its release. */
-export type Admit = () => Promise<() => Promise<void>>;
+/** What a producer holds while it runs (a reply slot): renewed with its lease, released when it ends. */
+export interface Admission {
+  renew(): Promise<unknown>;
+  release(): Promise<void>;
+}
+
+/** Admission for a new producer (rate limits, a reply slot): throws when refused. */
+export type Admit = () => Promise<Admission>;
 
 /** Told about a producer's work, for runtimes that end work with the response (Workers' `waitUntil`). */
 export type Background = (work: Promise<unknown>) => void;
@@ -98,7 +104,7 @@ export class Runs {
       });
     }
     if (!record) {
-      const release = await admit();
+      const admission = await admit();
       const now = Date.now();
       const token = newToken();
       const fresh: RunRecord = { ...ref, message, createdAt: now, attempt: 1, attemptedAt: now };
@@ -109,16 +115,16 @@ export class Runs {
           lease: { token, ttlMs: this.#leaseMs },
         })
         .catch(async error => {
-          await release();
+          await admission.release();
           throw error;
         });
       if (created.created) {
         return {
           record: created.record,
-          accepted: this.#produce(id, created.record, token, release, null, background),
+          accepted: this.#produce(id, created.record, token, admission, null, background),
         };
       }
-      await release();
+      await admission.release();
       record = created.record;
     }
     const { status, last } = await this.#state(id);
@@ -141,9 +147,9 @@ export class Runs {
       if (current.attempt > record.attempt || tries >= 10) return { record: current, accepted: Promise.resolve() };
       await new Promise(resolve => setTimeout(resolve, 100));
     }
-    let release: () => Promise<void>;
+    let admission: Admission;
     try {
-      release = await admit();
+      admission = await admit();
     } catch (error) {
       await this.#store.releaseLease(id, token);
       throw error;
@@ -152,13 +158,13 @@ export class Runs {
     const next: RunRecord = { ...record, attempt: record.attempt + 1, attemptedAt: Date.now() };
     await this.#store.clearStop(id);
     if (!(await this.#store.restartRun(id, next, token, this.#limits.replayWindowMs))) {
-      await release();
+      await admission.release();
       await this.#store.releaseLease(id, token);
       return { record: (await this.#store.getRun(id)) ?? record, accepted: Promise.resolve() };
     }
     // A stopped reply is asked again on purpose; any other may have reached the service before it failed.
     const fromHistory = status === 'stopped' ? null : previous.citations;
-    return { record: next, accepted: this.#produce(id, next, token, release, fromHistory, background) };
+    return { record: next, accepted: this.#produce(id, next, token, admission, fromHistory, background) };
   }
 
   /** How a run stands, from its log's newest event and whether a producer holds its lease; and that event. */
@@ -240,7 +246,7 @@ export class Runs {
     id: string,
     record: RunRecord,
     token: string,
-    release: () => Promise<void>,
+    admission: Admission,
     historyCitations: Citation[] | null,
     background: Background,
   ): Promise<void> {
@@ -276,6 +282,7 @@ export class Runs {
         held => held || abort.abort(new Halt('lease-lost')),
         () => {},
       );
+      admission.renew().catch(() => {});
     }, this.#leaseMs / 3);
     (renew as { unref?: () => void }).unref?.();
     store.watchStop(id, abort.signal).then(
@@ -350,7 +357,7 @@ export class Runs {
         clearInterval(renew);
         abort.abort(new Halt('closing'));
         this.#producers.delete(abort);
-        await Promise.allSettled([release(), store.releaseLease(id, token)]);
+        await Promise.allSettled([admission.release(), store.releaseLease(id, token)]);
       }
     })();
     work.catch(error => this.#options.onError?.(error));

@@ -98,10 +98,24 @@ export interface CreatedRun {
 export interface BackendStore extends RunStore {
   /** Counts one hit on `key` in a fixed window of `windowMs`. */
   hit(key: string, windowMs: number): Promise<WindowHit>;
-  /** Takes one of `limit` slots of `key`; false when all are taken. */
-  acquire(key: string, limit: number): Promise<boolean>;
-  /** Gives back a slot taken by `acquire`. */
-  release(key: string): Promise<void>;
+  /**
+   * Takes one of `limit` slots of `key` for `token`, for `ttlMs` unless renewed: a slot whose holder vanished
+   * comes back by itself. False when all are taken.
+   */
+  acquireSlot(key: string, token: string, limit: number, ttlMs: number): Promise<boolean>;
+  /** Extends the slot `token` holds; false when it has expired. */
+  renewSlot(key: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Gives back the slot `token` holds. */
+  releaseSlot(key: string, token: string): Promise<void>;
+  /** Resolves when the store answers; rejects with a StoreUnavailableError when it does not. */
+  ping(): Promise<void>;
+  /** Lets go of connections; the store is not used afterwards. */
+  close(): Promise<void>;
+}
+
+/** The store cannot be reached, or failed to answer: what needs it is refused with a 503 until it is back. */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
 }
 
 interface Expiring {
@@ -126,7 +140,7 @@ const isAfter = (a: [number, number], b: [number, number]) => a[0] > b[0] || (a[
 /** Everything in memory, swept lazily; bounded so a flood of keys cannot grow it without end. */
 export class MemoryStore implements BackendStore {
   readonly #windows = new Map<string, Expiring & { count: number }>();
-  readonly #slots = new Map<string, number>();
+  readonly #slots = new Map<string, Map<string, number>>();
   readonly #runs = new Map<string, MemoryRun>();
   readonly #byConversation = new Map<string, Expiring & { ids: string[] }>();
   readonly #leases = new Map<string, Expiring & { token: string }>();
@@ -154,18 +168,30 @@ export class MemoryStore implements BackendStore {
     return { count: entry.count, resetMs: entry.expiresAt - now };
   }
 
-  async acquire(key: string, limit: number): Promise<boolean> {
-    const taken = this.#slots.get(key) ?? 0;
-    if (taken >= limit) return false;
-    this.#slots.set(key, taken + 1);
+  async acquireSlot(key: string, token: string, limit: number, ttlMs: number): Promise<boolean> {
+    const holders = this.#holders(key);
+    if (holders.size >= limit) return false;
+    holders.set(token, this.#now() + ttlMs);
+    this.#slots.set(key, holders);
     return true;
   }
 
-  async release(key: string): Promise<void> {
-    const taken = (this.#slots.get(key) ?? 0) - 1;
-    if (taken > 0) this.#slots.set(key, taken);
-    else this.#slots.delete(key);
+  async renewSlot(key: string, token: string, ttlMs: number): Promise<boolean> {
+    const holders = this.#holders(key);
+    if (!holders.has(token)) return false;
+    holders.set(token, this.#now() + ttlMs);
+    return true;
   }
+
+  async releaseSlot(key: string, token: string): Promise<void> {
+    const holders = this.#holders(key);
+    holders.delete(token);
+    if (!holders.size) this.#slots.delete(key);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
 
   async createRun(id: string, record: RunRecord, { ttlMs, perConversation, lease }: CreateRunOptions) {
     this.#sweep();
@@ -265,6 +291,14 @@ export class MemoryStore implements BackendStore {
 
   async clearStop(id: string): Promise<void> {
     this.#stops.delete(id);
+  }
+
+  /** The unexpired holders of a key's slots. */
+  #holders(key: string): Map<string, number> {
+    const holders = this.#slots.get(key) ?? new Map<string, number>();
+    const now = this.#now();
+    for (const [token, expiresAt] of holders) if (expiresAt <= now) holders.delete(token);
+    return holders;
   }
 
   #run(id: string): MemoryRun | undefined {

@@ -140,15 +140,30 @@ describe('backend', () => {
       });
     }
 
-    it('limits sessions per IP', async () => {
-      const { session, request } = setup({ backend: { limits: { sessionsPerIpPerMinute: 3 } } });
-      for (let i = 0; i < 3; i++) await session();
+    it('limits sessions per visitor and per IP, with their own error', async () => {
+      const { session, request } = setup({
+        backend: { limits: { sessionsPerVisitorPerMinute: 2, sessionsPerIpPerMinute: 4 } },
+      });
+      const headers = { origin: siteOrigin, 'x-persona-chat': '1' };
+      const { cookie } = await session();
+      await session({}, { cookie: cookie! });
       const { res } = await expectError(
-        request('POST', '/session', { body: {}, headers: { origin: siteOrigin, 'x-persona-chat': '1' } }),
+        request('POST', '/session', { body: {}, headers: { ...headers, cookie: cookie! } }),
         429,
-        'rate_limited',
+        'too_many_sessions',
       );
-      assert.ok(Number(res.headers.get('retry-after')) >= 1);
+      assert.ok(Number(res.headers.get('retry-after')) >= 1, 'says when to come back');
+      await session();
+      await expectError(request('POST', '/session', { body: {}, headers }), 429, 'too_many_sessions');
+    });
+
+    it('warns once when a proxy forwards addresses that no setting trusts', async t => {
+      const warn = t.mock.method(console, 'warn', () => {});
+      const { session } = setup();
+      await session({}, { 'x-forwarded-for': '203.0.113.7' });
+      await session({}, { 'x-forwarded-for': '203.0.113.8' });
+      assert.equal(warn.mock.callCount(), 1);
+      assert.match(String(warn.mock.calls[0]!.arguments[0]), /X-Forwarded-For.*--trust-proxy/s);
     });
   });
 

@@ -69,7 +69,7 @@ function setup(options: { limits?: Partial<RunLimits>; leaseMs?: number } = {}) 
   let slots = 0;
   const admit = async () => {
     slots++;
-    return async () => void slots--;
+    return { renew: async () => true, release: async () => void slots-- };
   };
   const ref = (key = crypto.randomUUID()) => ({ owner: 'anon_a', conversationId: 'c1', key });
   const read = async (key: string, after: string | null = null) => {

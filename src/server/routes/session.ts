@@ -16,6 +16,11 @@ import { visitors } from '../visitor.js';
 
 const sessionSchema = z.strictObject({ personaId: z.string().optional() });
 
+const tooManySessions = (retryAfter: number) =>
+  new HttpError(429, 'too_many_sessions', 'Too many chat sessions were started from here. Try again shortly.', {
+    retryAfter,
+  });
+
 export function sessionRoutes({ config, settings, tokens, limiter }: Parts) {
   const app = new Hono<Env>();
   const userKeySecret = deriveSecret(settings.tokenSecret, 'user-key');
@@ -43,10 +48,11 @@ export function sessionRoutes({ config, settings, tokens, limiter }: Parts) {
     if (c.req.header(csrfHeader) !== '1') {
       throw new HttpError(403, 'origin_not_allowed', `The ${csrfHeader} header is required.`, { retryable: false });
     }
-    await limiter.perIp('session', settings.limits.sessionsPerIpPerMinute, c);
+    await limiter.perIp('session', settings.limits.sessionsPerIpPerMinute, c, tooManySessions);
     const body = await readJsonBody(c, sessionSchema, { allowEmpty: true });
     const personaId = choosePersona(body.personaId);
     const sub = await visitor(c);
+    await limiter.perMinute(`session:visitor:${sub}`, settings.limits.sessionsPerVisitorPerMinute, tooManySessions);
     const { token, expiresAt } = await tokens.issue({ sub, personaId });
     const response: SessionResponse = {
       token,
