@@ -9,11 +9,19 @@ export function fail(program: string, message: string): never {
   process.exit(2);
 }
 
-/** Closes the servers on SIGINT or SIGTERM, then exits; gives up waiting after two seconds. */
-export function stopOnSignals(close: () => Promise<void>) {
+/**
+ * Closes the servers on SIGINT or SIGTERM, then exits 0; gives up waiting after `giveUpMs`. A second signal exits at
+ * once.
+ */
+export function stopOnSignals(close: () => Promise<void>, giveUpMs = 2000) {
   const stop = () => {
-    close().then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
+    process.once('SIGINT', () => process.exit(0));
+    process.once('SIGTERM', () => process.exit(0));
+    close().then(
+      () => process.exit(0),
+      () => process.exit(0),
+    );
+    setTimeout(() => process.exit(0), giveUpMs).unref();
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -164,3 +164,10 @@ export interface StreamEvents {
 }
 
 export type StreamEventName = keyof StreamEvents;
+
+/** `GET {endpoint}/readyz`: 200 when this backend instance should get traffic, else 503 with what is wrong. */
+export interface HealthReport {
+  status: 'ready' | 'unavailable' | 'draining';
+  store: 'ok' | 'unavailable';
+  service: 'ok' | 'unavailable';
+}

@@ -21,6 +21,7 @@ import { bearerToken } from './middleware/bearer-token.js';
 import { requestLog } from './middleware/request-log.js';
 import { Ownership } from './ownership.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { healthRoutes } from './routes/health.js';
 import { replyRoutes } from './routes/replies.js';
 import { sessionRoutes } from './routes/session.js';
 import { Runs } from './runs.js';
@@ -35,6 +36,11 @@ export interface Backend {
   fetch(request: Request, env?: unknown, executionCtx?: unknown): Promise<Response>;
   /** Where the routes are mounted, e.g. `/persona-chat`. */
   readonly basePath: string;
+  /**
+   * Stops taking new replies (`/readyz` says `draining`), lets the replies this instance is producing finish for up
+   * to `graceMs`, then ends the rest with `server_restarting`: the browser sends them again, to another instance.
+   */
+  drain(graceMs: number): Promise<void>;
   /** Ends the replies this instance is producing (as `interrupted`, retryable) and closes connections to the service. */
   close(): void;
 }
@@ -58,6 +64,7 @@ export function createBackend(config: BackendConfig): Backend {
   const secrets = [settings.apiKey];
   const runs = new Runs({
     store,
+    leaseMs: settings.leaseMs,
     limits: {
       replayWindowMs: limits.replayWindowSeconds * 1000,
       eventsPerRun: limits.eventsPerRun,
@@ -92,6 +99,8 @@ export function createBackend(config: BackendConfig): Backend {
   const root = new Hono<Env>();
   const app = basePath === '/' ? root : root.basePath(basePath);
 
+  // Before the request log: probes every few seconds would drown the lines that matter.
+  app.route('/', healthRoutes(parts));
   app.use('*', requestId(), requestLog({ log }));
   const allowOrigin = (origin: string) => (settings.allowedOrigins.has(origin) ? origin : null);
   app.use(
@@ -143,6 +152,7 @@ export function createBackend(config: BackendConfig): Backend {
   return {
     fetch: (request, env, executionCtx) => Promise.resolve(root.fetch(request, env, executionCtx as never)),
     basePath,
+    drain: graceMs => runs.drain(graceMs),
     close: () => {
       runs.close();
       service.close();

@@ -33,12 +33,20 @@ Options:
   --base-path <path>         where the routes are mounted (default /)
   --trust-proxy <n>          proxies in front to trust for X-Forwarded-For: a number,
                              true (1) or false (default false)
-  --port <n>                 port (default 3000; 0 picks a free one)
-  --host <address>           address to listen on (default 127.0.0.1)
+  --redis-url <url>          share limits and replies with other instances through this
+                             Redis (redis://[user:password@]host[:port][/db]; default: memory)
+  --lease-seconds <n>        how soon a reply whose instance died counts as interrupted
+                             (default 15)
+  --drain-seconds <n>        on SIGTERM or SIGINT, how long replies in progress may go on
+                             before they are handed to another instance (default 25)
+  --port <n>                 port (default $PORT, else 3000; 0 picks a free one)
+  --host <address>           address to listen on (default $HOST, else 127.0.0.1; 0.0.0.0
+                             for every interface, e.g. in a container)
   -h, --help                 show this help
 
 On start it prints "listening on http://HOST:PORT". A configuration error stops it with
-exit code 2 and a message naming the setting.`;
+exit code 2 and a message naming the setting. GET <base-path>/healthz answers while the
+process runs; GET <base-path>/readyz answers 200 while it should get traffic.`;
 
 const flags = {
   'service-url': { type: 'string' },
@@ -55,6 +63,9 @@ const flags = {
   'allowed-origin': { type: 'string', multiple: true },
   'base-path': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  'redis-url': { type: 'string' },
+  'drain-seconds': { type: 'string' },
+  'lease-seconds': { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -85,8 +96,8 @@ async function main() {
       ?.split(',')
       .map(s => s.trim())
       .filter(Boolean);
-  const number = (flag: Flag) => {
-    const value = one(flag);
+  const number = (flag: Flag, fallback?: string) => {
+    const value = one(flag) ?? (fallback || undefined);
     if (value === undefined) return undefined;
     if (!/^\d+$/.test(value)) fail(`--${flag} must be a whole number`);
     return Number(value);
@@ -114,23 +125,37 @@ async function main() {
     allowedOrigins: many('allowed-origin') ?? [],
     basePath: one('base-path'),
     trustProxy,
+    leaseSeconds: number('lease-seconds'),
   };
+  const port = number('port', process.env.PORT) ?? 3000;
+  if (port > 65535) fail('--port must be a port number from 0 to 65535');
+  const drainMs = (number('drain-seconds') ?? 25) * 1000;
+  const redisUrl = one('redis-url');
+  if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
+    fail('--redis-url must be a redis:// or rediss:// URL');
+  }
+  if (redisUrl) {
+    const { RedisStore } = await import('./redis-store.js');
+    config.store = new RedisStore({ url: redisUrl });
+  }
   let backend;
   try {
     backend = createBackend(config);
   } catch (error) {
     fail((error as Error).message.replace(/^persona-chat backend: /, ''));
   }
-  const port = number('port') ?? 3000;
-  if (port > 65535) fail('--port must be a port number from 0 to 65535');
   let running;
   try {
-    running = await serveBackend(backend, { port, host: one('host') });
+    running = await serveBackend(backend, { port, host: one('host') ?? (process.env.HOST || undefined) });
   } catch (error) {
     fail(`could not start: ${(error as Error).message}`);
   }
   process.stdout.write(`listening on ${running.url}\n`);
-  stopOnSignals(() => running.close());
+  const store = config.store;
+  stopOnSignals(async () => {
+    await running.drain(drainMs);
+    await store?.close();
+  }, drainMs + 5000);
 }
 
 await main();

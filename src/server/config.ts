@@ -116,6 +116,11 @@ export interface BackendConfig {
   pingIntervalMs?: number;
   /** Where limits and the runs of replies live. Default: in memory, for one instance. */
   store?: BackendStore;
+  /**
+   * How long the instance producing a reply may go silent before the reply counts as interrupted (its instance
+   * died): its lease in the store, renewed every third of it. Default 15 s.
+   */
+  leaseSeconds?: number;
   /** The transport to the service. Default `globalThis.fetch`. */
   fetch?: FetchLike;
   /** The transport for the HTTP/2 delivery. Default: node:http2, loaded when first needed. */
@@ -140,6 +145,7 @@ const sources: Partial<Record<keyof BackendConfig, string>> = {
   allowedOrigins: '--allowed-origin / PERSONA_CHAT_ALLOWED_ORIGIN',
   basePath: '--base-path / PERSONA_CHAT_BASE_PATH',
   trustProxy: '--trust-proxy / PERSONA_CHAT_TRUST_PROXY',
+  leaseSeconds: '--lease-seconds / PERSONA_CHAT_LEASE_SECONDS',
 };
 
 export class ConfigError extends Error {
@@ -191,6 +197,7 @@ export interface ResolvedConfig {
   cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number };
   limits: Limits;
   pingIntervalMs: number;
+  leaseMs: number;
 }
 
 /** Checks every setting and fills in the defaults. */
@@ -250,6 +257,10 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   const cookieName = config.cookie?.name ?? 'persona_chat_visitor';
   if (!/^[A-Za-z0-9_-]+$/.test(cookieName)) throw new ConfigError('cookie.name', 'must be a cookie name');
   const pingIntervalMs = positiveInteger('pingIntervalMs', config.pingIntervalMs ?? 15_000);
+  const leaseSeconds = config.leaseSeconds ?? 15;
+  if (!Number.isInteger(leaseSeconds) || leaseSeconds < 3 || leaseSeconds > 300) {
+    throw new ConfigError('leaseSeconds', 'must be a whole number of seconds from 3 to 300');
+  }
 
   return {
     serviceUrl,
@@ -272,5 +283,6 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
     },
     limits,
     pingIntervalMs,
+    leaseMs: leaseSeconds * 1000,
   };
 }

@@ -2,7 +2,7 @@
  * @module
  * The backend on Node: a server on node:http, and middleware for Express, Connect or a plain node:http handler.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener, serve } from '@hono/node-server';
 import type { Backend } from './app.js';
@@ -18,6 +18,12 @@ export interface RunningBackend {
   backend: Backend;
   /** e.g. `http://127.0.0.1:3000`; the routes are under the backend's base path. */
   url: string;
+  /**
+   * A graceful stop: drains the backend (see `Backend.drain`), stops listening, lets the responses in flight end
+   * for a second, then closes what is left.
+   */
+  drain(graceMs: number): Promise<void>;
+  /** Stops at once: the replies this instance produces end `interrupted`, connections are cut. */
   close(): Promise<void>;
 }
 
@@ -34,9 +40,25 @@ export async function serveBackend(backend: Backend, options: ServeOptions = {})
     server.once('listening', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  /** Stops listening; the open connections get `ms` to end, then are cut. */
+  const shut = (ms: number) =>
+    new Promise<void>(resolve => {
+      const http = server as Server;
+      const timer = setTimeout(() => http.closeAllConnections(), ms);
+      http.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      http.closeIdleConnections();
+    });
   return {
     backend,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    drain: async graceMs => {
+      await backend.drain(graceMs);
+      await shut(1000);
+      backend.close();
+    },
     close: () =>
       new Promise<void>(resolve => {
         server.close(() => resolve());

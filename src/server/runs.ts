@@ -63,7 +63,7 @@ export type Background = (work: Promise<unknown>) => void;
 
 /** Why a producer stopped before its reply ended. */
 class Halt {
-  constructor(readonly why: 'stopped' | 'lease-lost' | 'closing') {}
+  constructor(readonly why: 'stopped' | 'lease-lost' | 'closing' | 'restarting') {}
 }
 
 const newToken = () => crypto.randomUUID();
@@ -76,6 +76,9 @@ export class Runs {
   readonly #leaseMs: number;
   /** This instance's producers, so that closing can end them. */
   readonly #producers = new Set<AbortController>();
+  /** Told when the last producer ends, while draining. */
+  readonly #idle = new EventTarget();
+  #draining = false;
 
   constructor(options: RunsOptions) {
     this.#options = options;
@@ -104,6 +107,7 @@ export class Runs {
       });
     }
     if (!record) {
+      if (this.#draining) throw restarting();
       const admission = await admit();
       const now = Date.now();
       const token = newToken();
@@ -141,6 +145,7 @@ export class Runs {
    * Retries at once), or its producer is just letting go of the lease, waits a moment and follows that attempt.
    */
   async #restart(id: string, record: RunRecord, status: RunStatus, admit: Admit, background: Background) {
+    if (this.#draining) throw restarting();
     const token = newToken();
     for (let tries = 0; !(await this.#store.acquireLease(id, token, this.#leaseMs)); tries++) {
       const current = (await this.#store.getRun(id)) ?? record;
@@ -239,6 +244,31 @@ export class Runs {
   /** Ends this instance's producers: their runs end `interrupted`, and can be retried. */
   close() {
     for (const producer of this.#producers) producer.abort(new Halt('closing'));
+  }
+
+  /**
+   * Takes no new runs (a 503 `server_restarting` sends them elsewhere), lets this instance's producers finish for up
+   * to `graceMs`, then ends the rest with `server_restarting`, which the browser answers by sending the message
+   * again, to another instance. Resolves once every producer has ended.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#draining = true;
+    const idle = () =>
+      new Promise<void>(resolve => {
+        if (!this.#producers.size) return resolve();
+        this.#idle.addEventListener('idle', () => resolve(), { once: true });
+      });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>(resolve => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([idle(), grace]);
+    clearTimeout(timer);
+    for (const producer of this.#producers) producer.abort(new Halt('restarting'));
+    await idle();
+  }
+
+  /** Whether the instance is draining: it takes no new runs. */
+  get draining() {
+    return this.#draining;
   }
 
   /** Runs the producer in the background; resolves once the service accepted the message. */
@@ -342,7 +372,7 @@ export class Runs {
             accept();
             await append('done', { messageId: null, runId: null, finishReason: 'stopped', usage: null });
           } else {
-            const failure = halt ? interrupted() : toHttpError(error);
+            const failure = halt?.why === 'restarting' ? restarting() : halt ? interrupted() : toHttpError(error);
             try {
               await append('error', { code: failure.code, message: failure.message, retryable: failure.retryable });
             } finally {
@@ -356,8 +386,9 @@ export class Runs {
       } finally {
         clearInterval(renew);
         abort.abort(new Halt('closing'));
-        this.#producers.delete(abort);
         await Promise.allSettled([admission.release(), store.releaseLease(id, token)]);
+        this.#producers.delete(abort);
+        if (!this.#producers.size) this.#idle.dispatchEvent(new Event('idle'));
       }
     })();
     work.catch(error => this.#options.onError?.(error));
@@ -414,6 +445,12 @@ export class Runs {
 
 export const interrupted = () =>
   new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.', { retryable: true });
+
+export const restarting = () =>
+  new HttpError(503, 'server_restarting', 'This server is restarting. The reply goes on elsewhere.', {
+    retryable: true,
+    retryAfter: 1,
+  });
 
 export const runNotFound = () => new HttpError(404, 'run_not_found', 'There is no such reply.', { retryable: false });
 

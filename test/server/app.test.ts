@@ -403,6 +403,33 @@ describe('backend', () => {
     });
   });
 
+  describe('health', () => {
+    it('says it is alive and ready, then draining: new replies go elsewhere', async () => {
+      const { backend, request, session, conversation, send } = setup();
+      const health = await request('GET', '/healthz');
+      assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
+      const ready = await request('GET', '/readyz');
+      assert.deepEqual([ready.status, await ready.json()], [200, { status: 'ready', store: 'ok', service: 'ok' }]);
+      const { token } = await session();
+      const id = await conversation(token);
+      await backend.drain(0);
+      const draining = await request('GET', '/readyz');
+      assert.equal(draining.status, 503);
+      assert.equal(((await draining.json()) as { status: string }).status, 'draining');
+      const { res } = await expectError(send(token, id, 'Hello'), 503, 'server_restarting');
+      assert.equal(res.headers.get('retry-after'), '1');
+    });
+
+    it('is not ready while the service cannot be reached', async () => {
+      const { request } = setup({ backend: { fetch: () => Promise.reject(new TypeError('fetch failed')) } });
+      const ready = await request('GET', '/readyz');
+      assert.deepEqual(
+        [ready.status, await ready.json()],
+        [503, { status: 'unavailable', store: 'ok', service: 'unavailable' }],
+      );
+    });
+  });
+
   describe('CORS', () => {
     const preflight = (request: ReturnType<typeof setup>['request'], path: string, origin: string, method = 'POST') =>
       request('OPTIONS', path, {

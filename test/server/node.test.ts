@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 import type { Server } from 'node:http';
@@ -308,9 +309,9 @@ describe('persona-chat-server CLI', () => {
     PERSONA_CHAT_ALLOWED_ORIGIN: `${site},https://shop.example.com`,
   };
 
-  it('starts from the environment, prints where it listens, and serves the routes', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, '--port', '0', '--base-path', '/chat'], {
-      env: { PATH: process.env.PATH, ...good },
+  it('starts from the environment (PORT and HOST too), serves the routes, and exits 0 on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, '--base-path', '/chat'], {
+      env: { PATH: process.env.PATH, ...good, PORT: '0', HOST: 'localhost' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
@@ -318,7 +319,7 @@ describe('persona-chat-server CLI', () => {
         createInterface({ input: child.stdout! }).once('line', resolve);
         child.once('exit', code => reject(new Error(`exited with ${code}`)));
       });
-      assert.match(line, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
+      assert.match(line, /^listening on http:\/\/localhost:\d+$/);
       const url = line.split(' ')[2];
       const res = await fetch(`${url}/chat/session`, {
         method: 'POST',
@@ -327,8 +328,13 @@ describe('persona-chat-server CLI', () => {
       });
       assert.equal(res.status, 200, 'both listed origins are allowed');
       assert.ok(!(await res.text()).includes(apiKey));
-    } finally {
+      const health = await fetch(`${url}/chat/healthz`);
+      assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
+      const exited = once(child, 'exit');
       child.kill('SIGTERM');
+      assert.deepEqual(await exited, [0, null], 'a clean exit');
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 
@@ -346,6 +352,8 @@ describe('persona-chat-server CLI', () => {
     ['no persona or model', [], { PERSONA_CHAT_PERSONA_ID: '' }, /"personaId" .* is required \(or system and model\)/],
     ['a bad delivery', ['--delivery', 'carrier-pigeon'], {}, /"delivery" .* must be sse, http2 or json/],
     ['an unknown flag', ['--api-keys', 'x'], {}, /Unknown option '--api-keys'/],
+    ['a Redis URL that is not one', ['--redis-url', 'http://cache:6379'], {}, /--redis-url must be a redis:\/\//],
+    ['a lease too short', ['--lease-seconds', '1'], {}, /"leaseSeconds" .* from 3 to 300/],
   ] as const) {
     it(`stops at start on ${name}, naming the setting`, () => {
       const result = run([...args, '--port', '0'], { ...good, ...env });
@@ -373,6 +381,9 @@ describe('persona-chat-server CLI', () => {
       'allowed-origin',
       'base-path',
       'trust-proxy',
+      'redis-url',
+      'lease-seconds',
+      'drain-seconds',
       'port',
       'host',
     ]) {
