@@ -312,13 +312,25 @@ export class RedisStore implements BackendStore {
    * Subscribing before looking means no message between the look and the wait is missed.
    */
   async #waitOn(channel: string, ms: number, signal: AbortSignal | undefined, ready: () => Promise<boolean>) {
-    let wake!: () => void;
-    const woken = new Promise<void>(resolve => (wake = resolve));
-    const listener = () => wake();
+    let woken = false;
+    let finish = () => {};
+    const listener = () => {
+      woken = true;
+      finish();
+    };
     await this.#guard(() => this.#subscriber.subscribe(channel, listener));
     try {
-      if (await ready()) return;
-      await Promise.race([woken, pause(ms, signal).catch(() => {})]);
+      if ((await ready()) || woken || signal?.aborted) return;
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(() => finish(), ms);
+        timer.unref?.();
+        finish = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', finish);
+          resolve();
+        };
+        signal?.addEventListener('abort', finish);
+      });
     } finally {
       this.#subscriber.unsubscribe(channel, listener).catch(() => {});
     }

@@ -7,6 +7,8 @@
 //   with one render per piece (lexing, templates and Lit's DOM update): the longest render and the total; the same
 //   text rendered at once (a restored reply, compared with the streamed DOM); the DOM's depth.
 // - size: the gzip size of the script-tag file and where its bytes come from.
+// - backend: the time a message takes to its first delta and its end through the backend (on the memory store and on
+//   Redis) and through a bare proxy, and the CPU per message (see backend.ts).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +16,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
+import { backendBench } from './backend.js';
 import { hostileInputs } from './hostile.js';
 import type { HostileResult } from './markdown-page.js';
 
@@ -169,6 +172,10 @@ const report = [
   '## Size of the script-tag file',
   '',
   table(await size()),
+  '',
+  `## Backend: ${process.env.BENCH_MESSAGES ?? 300} messages, 8 at a time, emulator at pace 0, limits off`,
+  '',
+  table(await backendBench()),
   '',
 ].join('\n');
 await mkdir('test-results', { recursive: true });
