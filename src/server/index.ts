@@ -1,13 +1,23 @@
 /**
  * @module
  * The persona-chat backend: `createBackend(config)` returns a web-standard `fetch` handler serving the token exchange
- * and the proxy routes `<persona-chat>` uses. Node helpers (a server, Express/Connect middleware) are in `./node.js`.
+ * and the proxy routes `<persona-chat>` uses. Node helpers (a server, Express/Connect middleware) are in `./node.js`;
+ * the Redis store for several instances is in `./redis-store.js` (`persona-chat/server/redis`), apart so that
+ * runtimes without TCP never load its client.
  */
 export { createBackend } from './app.js';
 export type { Backend } from './app.js';
 export { ConfigError, defaultLimits } from './config.js';
 export type { BackendConfig, Limits, LogLine } from './config.js';
 export { HttpError } from './errors.js';
-export { MemoryStore } from './store.js';
-export type { BackendStore, CreatedRun, LoggedEvent, RunRecord, RunStore, WindowHit } from './store.js';
+export { MemoryStore, StoreUnavailableError } from './store.js';
+export type {
+  BackendStore,
+  CreateRunOptions,
+  CreatedRun,
+  LoggedEvent,
+  RunRecord,
+  RunStore,
+  WindowHit,
+} from './store.js';
 export type * from '../protocol.js';

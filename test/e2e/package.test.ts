@@ -52,14 +52,16 @@ describe('the packed package', { timeout: 300_000 }, () => {
       "const service = await import('persona-chat/service');",
       "const server = await import('persona-chat/server');",
       "const serverNode = await import('persona-chat/server/node');",
+      "const serverRedis = await import('persona-chat/server/redis');",
       "const emulator = await import('persona-chat/emulator');",
       "const emulatorNode = await import('persona-chat/emulator/node');",
       "const element = await import('persona-chat');",
       'console.log(JSON.stringify([typeof service.ServiceClient, typeof server.createBackend, typeof serverNode.serveBackend,',
-      '  typeof emulator.createEmulator, typeof emulatorNode.startEmulator, typeof element.PersonaChat]));',
+      '  typeof serverRedis.RedisStore, typeof emulator.createEmulator, typeof emulatorNode.startEmulator,',
+      '  typeof element.PersonaChat]));',
     ].join('\n');
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir });
-    assert.deepEqual(JSON.parse(stdout), ['function', 'function', 'function', 'function', 'function', 'function']);
+    assert.deepEqual(JSON.parse(stdout), Array(7).fill('function'));
     for (const bin of ['persona-chat-server', 'persona-chat-emulator']) {
       const help = await run(join(dir, 'node_modules/.bin', bin), ['--help'], { cwd: dir });
       assert.match(help.stdout, /^Usage: /, bin);
