@@ -9,6 +9,7 @@ import { SignJWT, decodeJwt } from 'jose';
 import { createEmulator } from './src/emulator/app.ts';
 import { defaultPersonas, parsePersonas } from './src/emulator/personas.ts';
 import { createBackend } from './src/server/app.ts';
+import { MemoryStore } from './src/server/store.ts';
 import { chromiumFlags, findChromium } from './test/support/chromium.mjs';
 
 const executablePath = findChromium();
@@ -91,23 +92,31 @@ const upstream = async (input, init) => {
   }
   return emulator.fetch(request);
 };
-const backend = createBackend({
-  serviceUrl: 'http://emulator.internal',
-  fetch: upstream,
-  http2Fetch: upstream,
-  apiKey,
-  personaId: [...defaultPersonas, mallory].map(p => p.personaId),
-  tokenSecret,
-  allowedOrigins: [origin],
-  basePath: '/persona-chat',
-  limits: {
-    messagesPerUserPerMinute: 1000,
-    messagesPerIpPerMinute: 1000,
-    sessionsPerIpPerMinute: 1000,
-    concurrentStreamsPerUser: 1000,
-  },
-  log: () => {},
-});
+/**
+ * The backend at /persona-chat. Its state lives in a store apart from it, so that `/test-support/restart-backend`
+ * can stand in for a rolling deploy: a new instance takes the traffic while the old one drains.
+ */
+const store = new MemoryStore();
+const makeBackend = () =>
+  createBackend({
+    serviceUrl: 'http://emulator.internal',
+    store,
+    fetch: upstream,
+    http2Fetch: upstream,
+    apiKey,
+    personaId: [...defaultPersonas, mallory].map(p => p.personaId),
+    tokenSecret,
+    allowedOrigins: [origin],
+    basePath: '/persona-chat',
+    limits: {
+      messagesPerUserPerMinute: 1000,
+      messagesPerIpPerMinute: 1000,
+      sessionsPerIpPerMinute: 1000,
+      concurrentStreamsPerUser: 1000,
+    },
+    log: () => {},
+  });
+let backend = makeBackend();
 
 /**
  * A second stack for hostile replies, at /hostile-chat: a stand-in model (in-process, answering what the test's
@@ -184,6 +193,13 @@ async function testSupport(ctx) {
       .setExpirationTime(now - 100)
       .sign(new TextEncoder().encode(tokenSecret));
     ctx.body = JSON.stringify({ token });
+  } else if (ctx.path === '/test-support/restart-backend') {
+    // A deploy: new requests go to a new instance at once; the old one drains for `grace` ms, then hands over.
+    const old = backend;
+    backend = makeBackend();
+    await old.drain(Number(ctx.query.grace ?? 0));
+    old.close();
+    ctx.body = '{}';
   } else if (ctx.path === '/test-support/forget-visitor') {
     // A first visit: the anonymous visitor's cookie is forgotten.
     ctx.set('Set-Cookie', 'persona_chat_visitor=; Path=/persona-chat; Max-Age=0; HttpOnly; SameSite=Lax');

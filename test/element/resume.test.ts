@@ -73,6 +73,30 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     expect((await continues()).filter(c => c.message === 'How do I return a tent?').length).to.equal(1);
   });
 
+  it('hands a reply over when its backend instance restarts: it goes on elsewhere and ends complete, sent once', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const h = await chat();
+    const errors: string[] = [];
+    h.el.addEventListener('persona-chat-error', e => errors.push(e.code));
+    const started = conversationOf(h);
+    void h.el.send('How do I return a tent?').catch(() => {});
+    const conversationId = await started;
+    await h.writing();
+    // A deploy: the instance producing the reply drains at once; a new one takes the traffic.
+    await fetch('/test-support/restart-backend?grace=0');
+    await faults({ chunkDelayMs: 0 });
+    await h.status('done', 15_000);
+    const kept = await stored(conversationId);
+    expect(kept.chatMessages.map(m => m.role)).to.deep.equal(['user', 'assistant'], 'one message in the service');
+    expect(h.lastReply()!.querySelector('.markdown')!.textContent).to.contain(
+      kept.chatMessages[1]!.content.split('\n')[0],
+    );
+    const sent = (await continues()).filter(c => c.message === 'How do I return a tent?');
+    expect(sent.map(c => c.aborted)).to.deep.equal([true, false], 'cut on the old instance, sent again on the new');
+    expect(errors).to.deep.equal([], 'the visitor saw no error');
+    expect(h.statuses()).to.deep.equal(['done']);
+  });
+
   it('shows a reply being written in a second tab opened meanwhile, and follows it to its end', async () => {
     await faults({ chunkDelayMs: 60 });
     const one = await tab();
