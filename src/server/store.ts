@@ -355,6 +355,7 @@ export class MemoryStore implements BackendStore {
       string,
       Expiring
     >[];
+    for (const key of this.#slots.keys()) if (!this.#holders(key).size) this.#slots.delete(key);
     for (const map of maps) {
       for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
       const excess = map.size - Math.floor(this.#maxEntries / 2);
