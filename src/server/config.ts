@@ -53,6 +53,7 @@ export interface LogLine {
   path: string;
   status: number;
   durationMs: number;
+  /** Our error code for a failed request; `client_closed` (status 499) when the client went away before its answer. */
   code?: string;
   /**
    * For replies streamed as SSE, how the stream ended: the reply was `done`, `stopped` or ended in an `error`; the

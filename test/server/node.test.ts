@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import http2 from 'node:http2';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { serve } from '@hono/node-server';
 import type { ServerType } from '@hono/node-server';
 import { createEmulator } from '../../src/emulator/app.js';
 import { createBackend } from '../../src/server/app.js';
+import type { LogLine } from '../../src/server/config.js';
 import { serveBackend } from '../../src/server/node.js';
 import type { RunningBackend } from '../../src/server/node.js';
 import { parseEvents, textOfEvents, tokenSecret } from '../support/backend.js';
@@ -218,6 +220,48 @@ describe('backend over real sockets', () => {
       const list = await fetch(`${url}/conversations`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(list.status, 200, `round ${round}`);
       assert.equal((await list.json()).next, null);
+    }
+  });
+});
+
+describe('a client that goes away', () => {
+  it('is logged as client_closed when it leaves /session mid-request, not as our failure', async () => {
+    let reached = () => {};
+    const reachedRoute = new Promise<void>(resolve => (reached = resolve));
+    let logged: (line: LogLine) => void = () => {};
+    const line = new Promise<LogLine>(resolve => (logged = resolve));
+    const running = await serveBackend(
+      createBackend({
+        serviceUrl: 'http://127.0.0.1:9',
+        apiKey,
+        personaId: juniper.personaId,
+        tokenSecret,
+        allowedOrigins: [site],
+        basePath: '/persona-chat',
+        // Asked for by the session route before it reads the body: the request has reached it.
+        clientIp: () => {
+          reached();
+          return '127.0.0.1';
+        },
+        log: logged,
+      }),
+    );
+    try {
+      const request = http.request(`${running.url}/persona-chat/session`, {
+        method: 'POST',
+        headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json', 'content-length': '100' },
+      });
+      request.on('error', () => {});
+      request.write('{"personaId":');
+      await reachedRoute;
+      request.destroy();
+      const { status, level, code, detail } = await line;
+      assert.deepEqual(
+        { status, level, code, detail },
+        { status: 499, level: 'warn', code: 'client_closed', detail: undefined },
+      );
+    } finally {
+      await running.close();
     }
   });
 });

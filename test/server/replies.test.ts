@@ -372,6 +372,44 @@ describe('backend replies', () => {
       });
     }
 
+    it('logs a whole reply whose browser went away as client_closed, not as a failure', async () => {
+      let reached = () => {};
+      const reachedService = new Promise<void>(resolve => (reached = resolve));
+      const harness = setup({
+        emulator: { faults: { chunkDelayMs: 50 } },
+        backend: {
+          fetch: (input, init) => {
+            const request = new Request(input, init);
+            if (new URL(request.url).pathname.endsWith('/chat-sse')) reached();
+            return harness.emulator.fetch(request);
+          },
+        },
+      });
+      const { session, conversation, send, logs, backend } = harness;
+      try {
+        const { token } = await session();
+        const id = await conversation(token);
+        const controller = new AbortController();
+        const whole = send(token, id, question, { accept: 'application/json', signal: controller.signal });
+        await reachedService;
+        controller.abort();
+        assert.equal((await whole).status, 499);
+        const line = logs.at(-1)!;
+        assert.deepEqual(
+          { path: line.path, status: line.status, level: line.level, code: line.code, detail: line.detail },
+          {
+            path: `/persona-chat/conversations/${id}/messages`,
+            status: 499,
+            level: 'warn',
+            code: 'client_closed',
+            detail: undefined,
+          },
+        );
+      } finally {
+        backend.close();
+      }
+    });
+
     it('keeps an idle stream open with : ping comments', async () => {
       const { session, conversation, send, emulator } = setup({ backend: { pingIntervalMs: 20 } });
       const { token } = await session();
