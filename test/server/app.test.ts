@@ -386,6 +386,25 @@ describe('backend', () => {
       assert.deepEqual(new Set([...first.data, ...second.data].map(c => c.id)), mine);
       await expectError(api('GET', '/conversations?cursor=%3Cscript%3E', token), 400, 'invalid_request');
     });
+
+    it('answers a cursor the service refuses, forged or from another list, as the caller’s bad input', async () => {
+      const { session, api, conversation, upstream, logs } = setup();
+      const { token } = await session();
+      const other = await session();
+      for (let i = 0; i < 11; i++) await conversation(other.token);
+      const theirs = ((await (await api('GET', '/conversations', other.token)).json()) as ConversationList).next!;
+      for (const cursor of [theirs, 'bm90LWEtY3Vyc29y']) {
+        const asked = upstream.length;
+        const { res } = await expectError(
+          api('GET', `/conversations?cursor=${encodeURIComponent(cursor)}`, token),
+          400,
+          'invalid_request',
+        );
+        assert.equal(upstream.length, asked + 1, 'the service judged the cursor');
+        const line = logs.find(l => l.requestId === res.headers.get('x-request-id'))!;
+        assert.deepEqual({ level: line.level, code: line.code }, { level: 'warn', code: 'invalid_request' });
+      }
+    });
   });
 
   describe('CORS', () => {

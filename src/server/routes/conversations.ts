@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { readJsonBody } from '../../json-body.js';
 import type { ConversationDetail, ConversationList, MessageView, RunView } from '../../protocol.js';
+import { ServiceError } from '../../service/errors.js';
 import type { Conversation } from '../../service/types.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError } from '../errors.js';
@@ -35,6 +36,9 @@ const patchSchema = z
     metadata: metadataSchema.optional(),
   })
   .refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata');
+
+const badCursor = () =>
+  new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
 
 /** The `:id` of the route, checked to be a conversation id. */
 export function conversationId(c: Ctx): string {
@@ -74,10 +78,16 @@ export function conversationRoutes({ settings, service, ownership, runs }: Parts
   app.get('/conversations', async c => {
     const { sub } = c.get('user');
     const cursor = c.req.query('cursor');
-    if (cursor !== undefined && !cursorPattern.test(cursor)) {
-      throw new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
-    }
-    const page = await service.listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal });
+    if (cursor !== undefined && !cursorPattern.test(cursor)) throw badCursor();
+    const page = await service
+      .listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal })
+      .catch(error => {
+        // The cursor is the one thing of the caller's in this request: a forged one, or another list's.
+        if (cursor !== undefined && error instanceof ServiceError && (error.status === 400 || error.status === 422)) {
+          throw badCursor();
+        }
+        throw error;
+      });
     const mine = (page.data ?? []).filter(
       conversation => conversation.externalUserId === sub && !conversation.isDeleted,
     );
