@@ -83,7 +83,7 @@ export interface BackendConfig {
   model?: string;
   /** Signs tokens and anonymous cookies: at least 32 bytes. */
   tokenSecret: string;
-  /** Token lifetime in seconds. Default 600. */
+  /** Token lifetime in seconds, 120 to 86,400. Default 600. */
   tokenTtlSeconds?: number;
   /** The exact origins (scheme://host[:port]) whose pages may use this backend. */
   allowedOrigins: string[];
@@ -162,9 +162,9 @@ function httpUrl(setting: string, value: string | undefined): string {
   return value.replace(/\/+$/, '');
 }
 
-function positiveInteger(setting: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new ConfigError(setting, `must be a whole number from 1 to ${max}`);
+function positiveInteger(setting: string, value: number, max = Number.MAX_SAFE_INTEGER, min = 1): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(setting, `must be a whole number from ${min} to ${max}`);
   }
   return value;
 }
@@ -212,7 +212,9 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   if (!config.tokenSecret) throw new ConfigError('tokenSecret', 'is required');
   const tokenSecret = new TextEncoder().encode(config.tokenSecret);
   if (tokenSecret.length < 32) throw new ConfigError('tokenSecret', 'must be at least 32 bytes long');
-  const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400);
+  // The element asks for a new token once less than 60 s of its token are left: a token of 120 s serves a minute,
+  // and one under 60 s none at all, so that every request is a token exchange until the exchanges meet 429s.
+  const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400, 120);
 
   const origins = config.allowedOrigins ?? [];
   if (!Array.isArray(origins) || origins.length === 0)

@@ -152,6 +152,25 @@ describe('backend', () => {
     });
   });
 
+  describe('configuration', () => {
+    it('refuses a token lifetime under 120 s, naming the setting', () => {
+      for (const tokenTtlSeconds of [1, 60, 119]) {
+        assert.throws(() => setup({ backend: { tokenTtlSeconds } }), {
+          name: 'ConfigError',
+          setting: 'tokenTtlSeconds',
+          message:
+            /"tokenTtlSeconds" \(--token-ttl \/ PERSONA_CHAT_TOKEN_TTL\) must be a whole number from 120 to 86400/,
+        });
+      }
+    });
+
+    it('gives tokens of a 120 s lifetime', async () => {
+      const { session } = setup({ backend: { tokenTtlSeconds: 120 } });
+      const ttl = Date.parse((await session()).expiresAt) - Date.now();
+      assert.ok(ttl > 110_000 && ttl <= 120_000, `about two minutes, not ${ttl} ms`);
+    });
+  });
+
   describe('tokens', () => {
     const now = Math.floor(Date.now() / 1000);
     const cases: [string, () => Promise<Record<string, string>>, string][] = [

@@ -409,6 +409,12 @@ describe('persona-chat-server CLI', () => {
     ['a null origin', ['--allowed-origin', 'null'], {}, /"allowedOrigins"/],
     ['no persona or model', [], { PERSONA_CHAT_PERSONA_ID: '' }, /"personaId" .* is required \(or system and model\)/],
     ['a bad delivery', ['--delivery', 'carrier-pigeon'], {}, /"delivery" .* must be sse, http2 or json/],
+    [
+      'a token lifetime the widget would renew at once',
+      ['--token-ttl', '60'],
+      {},
+      /"tokenTtlSeconds" \(--token-ttl \/ PERSONA_CHAT_TOKEN_TTL\) must be a whole number from 120 to 86400/,
+    ],
     ['an unknown flag', ['--api-keys', 'x'], {}, /Unknown option '--api-keys'/],
   ] as const) {
     it(`stops at start on ${name}, naming the setting`, () => {
