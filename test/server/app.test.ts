@@ -309,6 +309,35 @@ describe('backend', () => {
       );
     });
 
+    it('asks the service once about an id that is not the caller’s, however often it is read', async () => {
+      const { session, api, upstream, emulator } = setup();
+      const { token } = await session();
+      // Another visitor's, started by another process of the site's backend: this one has never seen it.
+      const made = await emulator.fetch(
+        new Request('http://emulator.test/conversations/persona', {
+          method: 'POST',
+          headers: { 'x-svc-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ personaId: juniper.personaId, externalUserId: 'anon_someone_else' }),
+        }),
+      );
+      const theirs = ((await made.json()) as { conversationId: string }).conversationId;
+      for (const id of [theirs, crypto.randomUUID()]) {
+        for (let i = 0; i < 5; i++) {
+          await expectError(api('GET', `/conversations/${id}`, token), 404, 'conversation_not_found');
+          await expectError(
+            api('PATCH', `/conversations/${id}`, token, { body: { name: 'x' } }),
+            404,
+            'conversation_not_found',
+          );
+        }
+        assert.deepEqual(
+          upstream.filter(u => u.path.includes(id)).map(u => `${u.method} ${u.path.replace(id, ':id')}`),
+          ['GET /conversations/:id'],
+          'one read of the service, then the cache',
+        );
+      }
+    });
+
     it('ignores externalUserId or persona in bodies: they are refused, and change nothing', async () => {
       const { session, api, emulator } = setup();
       const a = await session();
