@@ -104,6 +104,8 @@ const backend = createBackend({
     messagesPerUserPerMinute: 1000,
     messagesPerIpPerMinute: 1000,
     sessionsPerIpPerMinute: 1000,
+    conversationsPerUserPerMinute: 1000,
+    conversationReadsPerUserPerMinute: 1000,
     concurrentStreamsPerUser: 1000,
   },
   log: () => {},

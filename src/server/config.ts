@@ -19,6 +19,16 @@ export interface Limits {
   messagesPerIpPerMinute: number;
   /** Sessions (token requests) one IP address may make a minute. Default 10. */
   sessionsPerIpPerMinute: number;
+  /**
+   * Conversations one user may start a minute. Default 10: the widget starts one with a visitor's first message,
+   * and a visitor starting more than a few in a minute is a script.
+   */
+  conversationsPerUserPerMinute: number;
+  /**
+   * Reads of a conversation (`GET /conversations/:id`) one user may make a minute. Default 120: the widget reads
+   * one when a page opens, so only a script reads two a second.
+   */
+  conversationReadsPerUserPerMinute: number;
   /** Replies one user may have in progress at once (being produced, whoever follows them). Default 2. */
   concurrentStreamsPerUser: number;
   /** How long a reply's run is kept for re-attaching and replay after its last event. Default 600 s. */
@@ -37,6 +47,8 @@ export const defaultLimits: Limits = {
   messagesPerUserPerMinute: 20,
   messagesPerIpPerMinute: 60,
   sessionsPerIpPerMinute: 10,
+  conversationsPerUserPerMinute: 10,
+  conversationReadsPerUserPerMinute: 120,
   concurrentStreamsPerUser: 2,
   replayWindowSeconds: 600,
   eventsPerRun: 4000,

@@ -417,7 +417,7 @@ describe('backend', () => {
     });
 
     it('pages the visitor’s own conversations with a cursor', async () => {
-      const { session, api, conversation } = setup();
+      const { session, api, conversation } = setup({ backend: { limits: { conversationsPerUserPerMinute: 20 } } });
       const { token } = await session();
       const other = await session();
       for (let i = 0; i < 3; i++) await conversation(other.token);
@@ -436,7 +436,9 @@ describe('backend', () => {
     });
 
     it('answers a cursor the service refuses, forged or from another list, as the caller’s bad input', async () => {
-      const { session, api, conversation, upstream, logs } = setup();
+      const { session, api, conversation, upstream, logs } = setup({
+        backend: { limits: { conversationsPerUserPerMinute: 20 } },
+      });
       const { token } = await session();
       const other = await session();
       for (let i = 0; i < 11; i++) await conversation(other.token);
@@ -452,6 +454,33 @@ describe('backend', () => {
         const line = logs.find(l => l.requestId === res.headers.get('x-request-id'))!;
         assert.deepEqual({ level: line.level, code: line.code }, { level: 'warn', code: 'invalid_request' });
       }
+    });
+
+    it('limits the conversations a user starts to 10 a minute, before the service hears of the 11th', async () => {
+      const { session, api, conversation, upstream } = setup();
+      const { token } = await session();
+      for (let i = 0; i < 10; i++) await conversation(token);
+      const { res } = await expectError(api('POST', '/conversations', token, { body: {} }), 429, 'rate_limited');
+      const wait = Number(res.headers.get('retry-after'));
+      assert.ok(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
+      const creates = () => upstream.filter(u => u.method === 'POST' && u.path === '/conversations/persona').length;
+      assert.equal(creates(), 10, 'the service saw 10 creates');
+      const other = await session();
+      await conversation(other.token);
+      assert.equal(creates(), 11, 'another user is not limited');
+    });
+
+    it('limits the reads of conversations a user makes to 120 a minute', async () => {
+      const { session, api, conversation, upstream } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      for (let i = 0; i < 120; i++) assert.equal((await api('GET', `/conversations/${id}`, token)).status, 200);
+      const reads = upstream.length;
+      const { res } = await expectError(api('GET', `/conversations/${id}`, token), 429, 'rate_limited');
+      assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After');
+      assert.equal(upstream.length, reads, 'the refused read did not reach the service');
+      const other = await session();
+      assert.equal((await api('GET', `/conversations/${await conversation(other.token)}`, other.token)).status, 200);
     });
   });
 

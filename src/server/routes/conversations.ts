@@ -49,12 +49,13 @@ export function conversationId(c: Ctx): string {
   return id;
 }
 
-export function conversationRoutes({ settings, service, ownership, runs }: Parts) {
+export function conversationRoutes({ settings, service, ownership, runs, limiter }: Parts) {
   const app = new Hono<Env>();
 
   app.post('/conversations', async c => {
     const { sub, personaId } = c.get('user');
     const body = await readJsonBody(c, createSchema, { allowEmpty: true });
+    await limiter.perMinute(`conversation:user:${sub}`, settings.limits.conversationsPerUserPerMinute);
     const signal = c.req.raw.signal;
     let conversation: Conversation;
     if (settings.general) {
@@ -98,7 +99,9 @@ export function conversationRoutes({ settings, service, ownership, runs }: Parts
 
   app.get('/conversations/:id', async c => {
     const { sub } = c.get('user');
-    const conversation = await ownership.check(sub, conversationId(c), { signal: c.req.raw.signal, fetch: true });
+    const id = conversationId(c);
+    await limiter.perMinute(`conversation-read:user:${sub}`, settings.limits.conversationReadsPerUserPerMinute);
+    const conversation = await ownership.check(sub, id, { signal: c.req.raw.signal, fetch: true });
     const detail = detailOf(conversation!);
     return c.json(withRuns(detail, await runs.views(detail.id, sub)));
   });
