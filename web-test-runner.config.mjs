@@ -112,6 +112,8 @@ const makeBackend = () =>
       messagesPerUserPerMinute: 1000,
       messagesPerIpPerMinute: 1000,
       sessionsPerIpPerMinute: 1000,
+      conversationsPerUserPerMinute: 1000,
+      conversationReadsPerUserPerMinute: 1000,
       concurrentStreamsPerUser: 1000,
     },
     log: () => {},

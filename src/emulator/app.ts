@@ -187,11 +187,13 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
       throw new EmulatorError(401, 'unauthorized', 'The API key is not valid.');
     const { latencyMs } = faults.settings;
     if (latencyMs) await sleep(latencyMs);
-    const status = faults.takeStatus(targetOf(c.req.method, c.req.path));
+    const target = targetOf(c.req.method, c.req.path);
+    const status = faults.takeStatus(target);
     if (status) {
       if (status === 429) c.header('retry-after', '1');
       throw new EmulatorError(status, 'injected_fault', `Fault injected by the emulator: ${status}.`);
     }
+    if (faults.takeHtml(target)) return c.html(proxyPage);
     return next();
   });
 
@@ -370,6 +372,11 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     faults,
   };
 }
+
+/** What an html fault answers with: the kind of page a proxy in front of a service shows when it fails. */
+const proxyPage =
+  '<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head>' +
+  '<body><h1>Bad Gateway</h1><p>The proxy server received an invalid response from an upstream server.</p></body></html>';
 
 /** Bodies are JSON objects; the emulator reads them whatever Content-Type they came with. */
 const readBody = <T>(c: Ctx, schema: z.ZodType<T>) => readJsonBody(c, schema, { requireJsonType: false });

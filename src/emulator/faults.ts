@@ -6,6 +6,12 @@ import { z } from 'zod';
 
 export type FaultTarget = 'any' | 'continue' | 'create' | 'read' | 'manage';
 
+/** How many matching requests a fault applies to (null: until cleared), and which ones. */
+const countOn = {
+  count: z.number().int().min(1).nullable().default(1),
+  on: z.enum(['any', 'continue', 'create', 'read', 'manage']).default('any'),
+};
+
 export const faultSettingsSchema = z
   .object({
     /** Wait before answering any request (before the status line, so before the first byte). */
@@ -13,13 +19,9 @@ export const faultSettingsSchema = z
     /** Wait before every streamed chunk, on top of the pace. */
     chunkDelayMs: z.number().int().min(0).max(120_000),
     /** Answer the next `count` matching requests with this status (count null: until cleared). */
-    status: z
-      .object({
-        code: z.number().int().min(400).max(599),
-        count: z.number().int().min(1).nullable().default(1),
-        on: z.enum(['any', 'continue', 'create', 'read', 'manage']).default('any'),
-      })
-      .nullable(),
+    status: z.object({ code: z.number().int().min(400).max(599), ...countOn }).nullable(),
+    /** Answer the next `count` matching requests with 200 and an HTML page, as a proxy in front of a service may. */
+    html: z.object(countOn).nullable(),
     /** Break the next `count` streams after `afterChunks` chunks, without a terminal chunk (count null: every stream). */
     cut: z
       .object({
@@ -33,7 +35,7 @@ export const faultSettingsSchema = z
 export type FaultSettings = z.infer<typeof faultSettingsSchema>;
 export type FaultSettingsInput = z.input<typeof faultSettingsSchema>;
 
-export const noFaults: FaultSettings = { latencyMs: 0, chunkDelayMs: 0, status: null, cut: null };
+export const noFaults: FaultSettings = { latencyMs: 0, chunkDelayMs: 0, status: null, html: null, cut: null };
 
 export class Faults {
   #settings: FaultSettings;
@@ -60,10 +62,19 @@ export class Faults {
 
   /** The status to fail this request with, if a status fault applies to it; counts it down. */
   takeStatus(target: Exclude<FaultTarget, 'any'>): number | undefined {
-    const fault = this.#settings.status;
+    return this.#take('status', target)?.code;
+  }
+
+  /** Whether to answer this request with an HTML page, if an html fault applies to it; counts it down. */
+  takeHtml(target: Exclude<FaultTarget, 'any'>): boolean {
+    return this.#take('html', target) !== undefined;
+  }
+
+  #take<K extends 'status' | 'html'>(kind: K, target: Exclude<FaultTarget, 'any'>) {
+    const fault = this.#settings[kind];
     if (!fault || (fault.on !== 'any' && fault.on !== target)) return undefined;
-    if (fault.count !== null && --fault.count <= 0) this.#settings.status = null;
-    return fault.code;
+    if (fault.count !== null && --fault.count <= 0) this.#settings[kind] = null;
+    return fault as NonNullable<FaultSettings[K]>;
   }
 
   /** How many chunks this stream may send before it is cut, if a cut applies; counts it down. */

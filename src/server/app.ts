@@ -132,8 +132,11 @@ export function createBackend(config: BackendConfig): Backend {
     bodyLimit({
       maxSize: limits.bodyMaxBytes,
       onError() {
+        // The body is refused unread, and a client may stop sending it once it has the answer: the connection
+        // cannot carry another request, so it closes after this one rather than being reused and cut under the next.
         throw new HttpError(413, 'payload_too_large', `The request body is larger than ${limits.bodyMaxBytes} bytes.`, {
           retryable: false,
+          headers: { connection: 'close' },
         });
       },
     }),

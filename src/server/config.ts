@@ -24,6 +24,16 @@ export interface Limits {
   sessionsPerIpPerMinute: number;
   /** Sessions one visitor (their cookie, or the site's user) may make a minute. Default 60. */
   sessionsPerVisitorPerMinute: number;
+  /**
+   * Conversations one user may start a minute. Default 10: the widget starts one with a visitor's first message,
+   * and a visitor starting more than a few in a minute is a script.
+   */
+  conversationsPerUserPerMinute: number;
+  /**
+   * Reads of a conversation (`GET /conversations/:id`) one user may make a minute. Default 120: the widget reads
+   * one when a page opens, so only a script reads two a second.
+   */
+  conversationReadsPerUserPerMinute: number;
   /** Replies one user may have in progress at once (being produced, whoever follows them). Default 2. */
   concurrentStreamsPerUser: number;
   /** How long a reply's run is kept for re-attaching and replay after its last event. Default 600 s. */
@@ -43,6 +53,8 @@ export const defaultLimits: Limits = {
   messagesPerIpPerMinute: 60,
   sessionsPerIpPerMinute: 600,
   sessionsPerVisitorPerMinute: 60,
+  conversationsPerUserPerMinute: 10,
+  conversationReadsPerUserPerMinute: 120,
   concurrentStreamsPerUser: 2,
   replayWindowSeconds: 600,
   eventsPerRun: 4000,
@@ -59,6 +71,7 @@ export interface LogLine {
   path: string;
   status: number;
   durationMs: number;
+  /** Our error code for a failed request; `client_closed` (status 499) when the client went away before its answer. */
   code?: string;
   /**
    * For replies streamed as SSE, how the stream ended: the reply was `done`, `stopped` or ended in an `error`; the
@@ -88,7 +101,7 @@ export interface BackendConfig {
   model?: string;
   /** Signs tokens and anonymous cookies: at least 32 bytes. */
   tokenSecret: string;
-  /** Token lifetime in seconds. Default 600. */
+  /** Token lifetime in seconds, 120 to 86,400. Default 600. */
   tokenTtlSeconds?: number;
   /** The exact origins (scheme://host[:port]) whose pages may use this backend. */
   allowedOrigins: string[];
@@ -173,9 +186,9 @@ function httpUrl(setting: string, value: string | undefined): string {
   return value.replace(/\/+$/, '');
 }
 
-function positiveInteger(setting: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new ConfigError(setting, `must be a whole number from 1 to ${max}`);
+function positiveInteger(setting: string, value: number, max = Number.MAX_SAFE_INTEGER, min = 1): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(setting, `must be a whole number from ${min} to ${max}`);
   }
   return value;
 }
@@ -224,7 +237,9 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   if (!config.tokenSecret) throw new ConfigError('tokenSecret', 'is required');
   const tokenSecret = new TextEncoder().encode(config.tokenSecret);
   if (tokenSecret.length < 32) throw new ConfigError('tokenSecret', 'must be at least 32 bytes long');
-  const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400);
+  // The element asks for a new token once less than 60 s of its token are left: a token of 120 s serves a minute,
+  // and one under 60 s none at all, so that every request is a token exchange until the exchanges meet 429s.
+  const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400, 120);
 
   const origins = config.allowedOrigins ?? [];
   if (!Array.isArray(origins) || origins.length === 0)

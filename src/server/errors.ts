@@ -4,6 +4,7 @@
  * only our own codes and messages reach the browser.
  */
 import type { ErrorHandler, NotFoundHandler } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BodyError } from '../json-body.js';
 import type { ErrorCode, ErrorEnvelope } from '../protocol.js';
 import { ServiceError, redact } from '../service/errors.js';
@@ -113,6 +114,9 @@ export function toHttpError(error: unknown): HttpError {
   return new HttpError(500, 'internal_error', 'Something went wrong on our side.', { cause: error, retryable: true });
 }
 
+/** The status a request whose client went away is logged with (as nginx logs it); no client ever reads it. */
+const clientClosed = 499 as ContentfulStatusCode;
+
 /** The one place errors become responses: the envelope, its headers, and a note for the request's log line. */
 export function errorHandlers(secrets: readonly string[]): {
   onError: ErrorHandler<Env>;
@@ -125,6 +129,12 @@ export function errorHandlers(secrets: readonly string[]): {
   };
   return {
     onError: (error, c) => {
+      if (c.req.raw.signal.aborted) {
+        // The client went away (a closed tab, a cancelled fetch): what failed since failed because of that, no one
+        // hears the answer, and it is no failure of ours or of the service's.
+        c.set('failure', { code: 'client_closed' });
+        return c.body(null, clientClosed);
+      }
       const failure = toHttpError(error);
       noteFailure(c, failure, error, secrets);
       return render(c, failure);

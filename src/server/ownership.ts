@@ -2,7 +2,8 @@
  * @module
  * Which visitor owns which conversation. The service checks only the API key, so this is the one place that keeps
  * visitors apart: every route that names a conversation asks here first. Owners are cached per process, so a
- * conversation costs at most one extra call to the service.
+ * conversation costs at most one extra call to the service; an id the service does not have is remembered as
+ * missing for a minute, so asking for it again and again does not reach the service either.
  */
 import type { ConversationDetail, ConversationSummary, MessageView } from '../protocol.js';
 import type { ServiceClient } from '../service/client.js';
@@ -14,18 +15,38 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const isConversationId = (id: string) => uuid.test(id);
 
+export interface OwnershipOptions {
+  /** Most owners remembered; the least recently noted go first. Default 50,000. */
+  capacity?: number;
+  /** Most ids remembered as missing; the oldest go first. Default 10,000. */
+  missingCapacity?: number;
+  /** How long an id the service does not have is remembered as missing, in ms. Default 60 s. */
+  missingMs?: number;
+  /** The clock, in ms. Default `Date.now`. */
+  now?: () => number;
+}
+
 export class Ownership {
   readonly #owners = new Map<string, string>();
-  readonly #service: ServiceClient;
+  /** Ids the service answered 404 for, with when that answer expires; in the order they were noted. */
+  readonly #missing = new Map<string, number>();
+  readonly #service: Pick<ServiceClient, 'getConversation'>;
   readonly #capacity: number;
+  readonly #missingCapacity: number;
+  readonly #missingMs: number;
+  readonly #now: () => number;
 
-  constructor(service: ServiceClient, capacity = 50_000) {
+  constructor(service: Pick<ServiceClient, 'getConversation'>, options: OwnershipOptions = {}) {
     this.#service = service;
-    this.#capacity = capacity;
+    this.#capacity = options.capacity ?? 50_000;
+    this.#missingCapacity = options.missingCapacity ?? 10_000;
+    this.#missingMs = options.missingMs ?? 60_000;
+    this.#now = options.now ?? Date.now;
   }
 
   /** Notes the owner of a conversation the backend created or listed. */
   remember(conversationId: string, owner: string) {
+    this.#missing.delete(conversationId);
     this.#owners.delete(conversationId);
     this.#owners.set(conversationId, owner);
     if (this.#owners.size > this.#capacity) this.#owners.delete(this.#owners.keys().next().value!);
@@ -40,17 +61,40 @@ export class Ownership {
     const cached = this.#owners.get(conversationId);
     if (cached !== undefined && cached !== sub) throw notFound();
     if (cached === sub && !options.fetch) return undefined;
+    if (cached === undefined && this.#isMissing(conversationId)) throw notFound();
     let conversation: Conversation;
     try {
       conversation = await this.#service.getConversation(conversationId, { signal: options.signal });
     } catch (error) {
-      if (error instanceof ServiceError && error.status === 404) throw notFound();
+      if (error instanceof ServiceError && error.status === 404) {
+        this.#noteMissing(conversationId);
+        throw notFound();
+      }
       throw error;
     }
     const owner = conversation.externalUserId ?? '';
     this.remember(conversationId, owner);
     if (owner !== sub || conversation.isDeleted) throw notFound();
     return conversation;
+  }
+
+  #isMissing(conversationId: string): boolean {
+    const until = this.#missing.get(conversationId);
+    if (until === undefined) return false;
+    if (until > this.#now()) return true;
+    this.#missing.delete(conversationId);
+    return false;
+  }
+
+  #noteMissing(conversationId: string) {
+    const now = this.#now();
+    this.#missing.delete(conversationId);
+    // Every entry lives as long, so the oldest come first: drop the expired ones, then any past the capacity.
+    for (const [id, until] of this.#missing) {
+      if (until > now && this.#missing.size < this.#missingCapacity) break;
+      this.#missing.delete(id);
+    }
+    this.#missing.set(conversationId, now + this.#missingMs);
   }
 }
 

@@ -273,30 +273,25 @@ export class ServiceClient {
     }
   }
 
+  /** The body as a JSON object, which every answer of the service is; anything else is a bad_response. */
   async #readJson(started: Started): Promise<unknown> {
     const text = await this.#guard(started, 'bad_response', () => started.response.text());
+    let parsed: unknown;
     try {
-      return JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
-      throw new ServiceError({
-        status: started.response.status,
-        code: 'bad_response',
-        message: 'The service answered with a body that is not JSON.',
-        requestId: started.response.headers.get('x-request-id') ?? undefined,
-      });
+      throw badResponse(started.response, 'The service answered with a body that is not JSON.');
     }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw badResponse(started.response, 'The service answered with JSON that is not an object.');
+    }
+    return parsed;
   }
 
   async *#chunks(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk> {
     const body = started.response.body;
     try {
-      if (!body) {
-        throw new ServiceError({
-          status: started.response.status,
-          code: 'bad_response',
-          message: 'The stream had no body.',
-        });
-      }
+      if (!body) throw badResponse(started.response, 'The stream had no body.');
       const read = delivery === 'sse' ? readSseStream : readNdjsonStream;
       const chunks = read(body, {
         firstByteMs: started.timeouts.firstByteMs,
@@ -415,6 +410,12 @@ export class ServiceClient {
         done();
       }
     }
+    if (/^\s*text\/html\b/i.test(response.headers.get('content-type') ?? '')) {
+      // A page from something in front of the service (a proxy, a captive portal), never the service's answer.
+      done();
+      await response.body?.cancel().catch(() => {});
+      throw badResponse(response, 'The service answered with an HTML page.');
+    }
     return {
       response,
       signal: controller.signal,
@@ -475,6 +476,20 @@ export class ServiceClient {
       retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
     });
   }
+}
+
+/**
+ * An answer that cannot be the service's. Retryable: it says nothing about the request, and asking again may reach
+ * the service itself.
+ */
+function badResponse(response: Response, message: string): ServiceError {
+  return new ServiceError({
+    status: response.status,
+    code: 'bad_response',
+    message,
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    retryable: true,
+  });
 }
 
 /** A timer that does not hold a Node process open by itself (other runtimes have no such notion). */

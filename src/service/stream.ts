@@ -8,7 +8,8 @@
  * - bare JSON strings, `{content}` / `{text}` objects, and plain-text `data:` lines;
  * - an end marked by `data: [DONE]`, a named `done` / `end` / `complete` event, or just the end of the body.
  *
- * SSE bodies go through eventsource-parser; HTTP/2 bodies are newline-delimited JSON (a `data:` prefix is tolerated).
+ * SSE bodies go through eventsource-parser; HTTP/2 bodies are newline-delimited JSON (a `data:` prefix is tolerated;
+ * a line that is not JSON fails the stream).
  */
 import { createParser } from 'eventsource-parser';
 import { normalizeCitations } from '../citations.js';
@@ -28,10 +29,16 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' ?
  * from incremental ones) and the metadata that the terminal `done` chunk reports.
  */
 export class ChunkNormalizer {
+  readonly #jsonOnly: boolean;
   #text = '';
   #citations = '';
   #ended = false;
   readonly #done: DoneChunk = { type: 'done' };
+
+  /** `jsonOnly`: every event is JSON (or `[DONE]`); anything else is a bad_response, never reply text. */
+  constructor(options: { jsonOnly?: boolean } = {}) {
+    this.#jsonOnly = options.jsonOnly ?? false;
+  }
 
   /** True once a terminal marker (`[DONE]` or a named done event) was seen. */
   get ended(): boolean {
@@ -54,10 +61,17 @@ export class ChunkNormalizer {
     }
     const out: StreamChunk[] = [];
     let payload: unknown = data;
-    if (/^\s*[[{"]/.test(data)) {
+    if (this.#jsonOnly || /^\s*[[{"]/.test(data)) {
       try {
         payload = JSON.parse(data);
       } catch {
+        if (this.#jsonOnly) {
+          throw new ServiceError({
+            status: 0,
+            code: 'bad_response',
+            message: 'The stream sent something that is not JSON.',
+          });
+        }
         payload = data;
       }
     }
@@ -241,7 +255,7 @@ export async function* readSseStream(body: ReadableStream<Uint8Array>, options: 
 
 /** Reads a newline-delimited JSON body (the HTTP/2 delivery) into normalized chunks, ending with one `done`. */
 export async function* readNdjsonStream(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
-  const normalizer = new ChunkNormalizer();
+  const normalizer = new ChunkNormalizer({ jsonOnly: true });
   const decoder = new TextDecoder();
   let buffer = '';
   const lines = function* (final: boolean) {

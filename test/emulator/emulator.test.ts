@@ -490,6 +490,21 @@ describe('emulator', () => {
       assert.equal(settings.status, null);
     });
 
+    it('answers the next N matching requests with an HTML page and status 200, then recovers', async () => {
+      const { request, emulator } = inProcess();
+      const { conversationId } = await createPersona(request);
+      await request('POST', '/__emulator/faults', { html: { count: 1, on: 'continue' } });
+      assert.equal((await request('GET', `/conversations/${conversationId}`)).status, 200, 'a read is not a continue');
+      const page = await request('PATCH', `/conversations/${conversationId}/chat`, { message: 'hi' });
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(await page.text(), /^<!DOCTYPE html>.*Bad Gateway/s);
+      assert.equal(emulator.store.get(conversationId)!.chatMessagesCount, 0, 'the message never reached the service');
+      const next = await request('PATCH', `/conversations/${conversationId}/chat`, { message: 'hi' });
+      assert.equal(((await next.json()) as { object: string }).object, 'chat.completion');
+      assert.equal((await (await request('GET', '/__emulator/faults')).json()).html, null);
+    });
+
     it('cuts a stream after N chunks, without a terminal chunk, and stores nothing', async () => {
       const { request, emulator } = inProcess();
       const { conversationId } = await createPersona(request);
@@ -546,6 +561,7 @@ describe('emulator', () => {
         latencyMs: 0,
         chunkDelayMs: 0,
         status: null,
+        html: null,
         cut: null,
       });
     });

@@ -167,6 +167,25 @@ describe('backend', () => {
     });
   });
 
+  describe('configuration', () => {
+    it('refuses a token lifetime under 120 s, naming the setting', () => {
+      for (const tokenTtlSeconds of [1, 60, 119]) {
+        assert.throws(() => setup({ backend: { tokenTtlSeconds } }), {
+          name: 'ConfigError',
+          setting: 'tokenTtlSeconds',
+          message:
+            /"tokenTtlSeconds" \(--token-ttl \/ PERSONA_CHAT_TOKEN_TTL\) must be a whole number from 120 to 86400/,
+        });
+      }
+    });
+
+    it('gives tokens of a 120 s lifetime', async () => {
+      const { session } = setup({ backend: { tokenTtlSeconds: 120 } });
+      const ttl = Date.parse((await session()).expiresAt) - Date.now();
+      assert.ok(ttl > 110_000 && ttl <= 120_000, `about two minutes, not ${ttl} ms`);
+    });
+  });
+
   describe('tokens', () => {
     const now = Math.floor(Date.now() / 1000);
     const cases: [string, () => Promise<Record<string, string>>, string][] = [
@@ -305,6 +324,35 @@ describe('backend', () => {
       );
     });
 
+    it('asks the service once about an id that is not the caller’s, however often it is read', async () => {
+      const { session, api, upstream, emulator } = setup();
+      const { token } = await session();
+      // Another visitor's, started by another process of the site's backend: this one has never seen it.
+      const made = await emulator.fetch(
+        new Request('http://emulator.test/conversations/persona', {
+          method: 'POST',
+          headers: { 'x-svc-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ personaId: juniper.personaId, externalUserId: 'anon_someone_else' }),
+        }),
+      );
+      const theirs = ((await made.json()) as { conversationId: string }).conversationId;
+      for (const id of [theirs, crypto.randomUUID()]) {
+        for (let i = 0; i < 5; i++) {
+          await expectError(api('GET', `/conversations/${id}`, token), 404, 'conversation_not_found');
+          await expectError(
+            api('PATCH', `/conversations/${id}`, token, { body: { name: 'x' } }),
+            404,
+            'conversation_not_found',
+          );
+        }
+        assert.deepEqual(
+          upstream.filter(u => u.path.includes(id)).map(u => `${u.method} ${u.path.replace(id, ':id')}`),
+          ['GET /conversations/:id'],
+          'one read of the service, then the cache',
+        );
+      }
+    });
+
     it('ignores externalUserId or persona in bodies: they are refused, and change nothing', async () => {
       const { session, api, emulator } = setup();
       const a = await session();
@@ -384,7 +432,7 @@ describe('backend', () => {
     });
 
     it('pages the visitor’s own conversations with a cursor', async () => {
-      const { session, api, conversation } = setup();
+      const { session, api, conversation } = setup({ backend: { limits: { conversationsPerUserPerMinute: 20 } } });
       const { token } = await session();
       const other = await session();
       for (let i = 0; i < 3; i++) await conversation(other.token);
@@ -400,6 +448,54 @@ describe('backend', () => {
       assert.equal(second.next, null);
       assert.deepEqual(new Set([...first.data, ...second.data].map(c => c.id)), mine);
       await expectError(api('GET', '/conversations?cursor=%3Cscript%3E', token), 400, 'invalid_request');
+    });
+
+    it('answers a cursor the service refuses, forged or from another list, as the caller’s bad input', async () => {
+      const { session, api, conversation, upstream, logs } = setup({
+        backend: { limits: { conversationsPerUserPerMinute: 20 } },
+      });
+      const { token } = await session();
+      const other = await session();
+      for (let i = 0; i < 11; i++) await conversation(other.token);
+      const theirs = ((await (await api('GET', '/conversations', other.token)).json()) as ConversationList).next!;
+      for (const cursor of [theirs, 'bm90LWEtY3Vyc29y']) {
+        const asked = upstream.length;
+        const { res } = await expectError(
+          api('GET', `/conversations?cursor=${encodeURIComponent(cursor)}`, token),
+          400,
+          'invalid_request',
+        );
+        assert.equal(upstream.length, asked + 1, 'the service judged the cursor');
+        const line = logs.find(l => l.requestId === res.headers.get('x-request-id'))!;
+        assert.deepEqual({ level: line.level, code: line.code }, { level: 'warn', code: 'invalid_request' });
+      }
+    });
+
+    it('limits the conversations a user starts to 10 a minute, before the service hears of the 11th', async () => {
+      const { session, api, conversation, upstream } = setup();
+      const { token } = await session();
+      for (let i = 0; i < 10; i++) await conversation(token);
+      const { res } = await expectError(api('POST', '/conversations', token, { body: {} }), 429, 'rate_limited');
+      const wait = Number(res.headers.get('retry-after'));
+      assert.ok(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
+      const creates = () => upstream.filter(u => u.method === 'POST' && u.path === '/conversations/persona').length;
+      assert.equal(creates(), 10, 'the service saw 10 creates');
+      const other = await session();
+      await conversation(other.token);
+      assert.equal(creates(), 11, 'another user is not limited');
+    });
+
+    it('limits the reads of conversations a user makes to 120 a minute', async () => {
+      const { session, api, conversation, upstream } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      for (let i = 0; i < 120; i++) assert.equal((await api('GET', `/conversations/${id}`, token)).status, 200);
+      const reads = upstream.length;
+      const { res } = await expectError(api('GET', `/conversations/${id}`, token), 429, 'rate_limited');
+      assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After');
+      assert.equal(upstream.length, reads, 'the refused read did not reach the service');
+      const other = await session();
+      assert.equal((await api('GET', `/conversations/${await conversation(other.token)}`, other.token)).status, 200);
     });
   });
 

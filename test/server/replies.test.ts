@@ -349,6 +349,67 @@ describe('backend replies', () => {
       assert.equal(((await busy.json()) as ErrorEnvelope).error.code, 'upstream_unavailable');
     });
 
+    for (const delivery of ['json', 'sse', 'http2'] as const) {
+      it(`answers a page in place of the service's ${delivery} reply with a 502 envelope, never as the reply`, async () => {
+        const { session, conversation, send, emulator, continues } = setup({ backend: { delivery } });
+        const { token } = await session();
+        const id = await conversation(token);
+        emulator.faults.set({ html: { count: 2, on: 'continue' } });
+        const key = crypto.randomUUID();
+        for (const accept of ['application/json', 'text/event-stream']) {
+          const res = await send(token, id, question, { key, accept });
+          const text = await res.text();
+          assert.equal(res.status, 502, text);
+          const body = JSON.parse(text) as ErrorEnvelope;
+          assert.equal(body.error.code, 'upstream_error');
+          assert.equal(body.error.retryable, true);
+          assert.ok(!text.includes('Bad Gateway'), 'nothing of the page reaches the browser');
+        }
+        assert.equal(continues().length, 2, 'the page came twice');
+        const reply = await send(token, id, question, { key, accept: 'application/json' });
+        assert.equal(reply.status, 200, 'the same key is answered once the service is');
+        assert.match(((await reply.json()) as MessageReply).content, /business days/);
+      });
+    }
+
+    it('logs a whole reply whose browser went away as client_closed, not as a failure', async () => {
+      let reached = () => {};
+      const reachedService = new Promise<void>(resolve => (reached = resolve));
+      const harness = setup({
+        emulator: { faults: { chunkDelayMs: 50 } },
+        backend: {
+          fetch: (input, init) => {
+            const request = new Request(input, init);
+            if (new URL(request.url).pathname.endsWith('/chat-sse')) reached();
+            return harness.emulator.fetch(request);
+          },
+        },
+      });
+      const { session, conversation, send, logs, backend } = harness;
+      try {
+        const { token } = await session();
+        const id = await conversation(token);
+        const controller = new AbortController();
+        const whole = send(token, id, question, { accept: 'application/json', signal: controller.signal });
+        await reachedService;
+        controller.abort();
+        assert.equal((await whole).status, 499);
+        const line = logs.at(-1)!;
+        assert.deepEqual(
+          { path: line.path, status: line.status, level: line.level, code: line.code, detail: line.detail },
+          {
+            path: `/persona-chat/conversations/${id}/messages`,
+            status: 499,
+            level: 'warn',
+            code: 'client_closed',
+            detail: undefined,
+          },
+        );
+      } finally {
+        backend.close();
+      }
+    });
+
     it('keeps an idle stream open with : ping comments', async () => {
       const { session, conversation, send, emulator } = setup({ backend: { pingIntervalMs: 20 } });
       const { token } = await session();

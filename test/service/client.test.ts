@@ -237,6 +237,31 @@ describe('ServiceClient', () => {
       await assert.rejects(client.listConversations(), { code: 'bad_response' });
     });
 
+    for (const body of ['null', '"<html>oops</html>"', '[]']) {
+      it(`turns JSON that is not an object (${body}) into a retryable bad_response`, async () => {
+        const client = new ServiceClient({ baseUrl: origin, apiKey, fetch: async () => new Response(body) });
+        for (const call of [client.getConversation('c'), client.continueConversation('c', 'hi')]) {
+          await assert.rejects(call, { code: 'bad_response', retryable: true });
+        }
+      });
+    }
+
+    for (const delivery of ['json', 'sse', 'http2'] as const) {
+      it(`refuses an HTML page in place of a ${delivery} reply before reading it`, async () => {
+        const { client, emulator } = inProcess();
+        const { conversationId } = await client.createPersonaConversation({
+          personaId: juniper.personaId,
+          externalUserId: 'u',
+        });
+        emulator.faults.set({ html: { count: 1, on: 'continue' } });
+        await assert.rejects(client.openReply(conversationId, 'hi', delivery), {
+          code: 'bad_response',
+          status: 200,
+          retryable: true,
+        });
+      });
+    }
+
     it('rejects bad options with a message naming the option', () => {
       assert.throws(() => new ServiceClient({ baseUrl: '', apiKey }), /"baseUrl"/);
       assert.throws(() => new ServiceClient({ baseUrl: 'ftp://x', apiKey }), /"baseUrl"/);

@@ -122,4 +122,16 @@ describe('readNdjsonStream', () => {
     const chunks = await collect(readNdjsonStream(bodyOf(body, 4)));
     assert.equal(textOf(chunks), 'ab');
   });
+
+  it('fails on a line that is not JSON, never taking it for reply text', async () => {
+    const body = new TextEncoder().encode('{"content":"a"}\n<html><body>Bad Gateway</body></html>\n{"content":"b"}\n');
+    const seen: StreamChunk[] = [];
+    await assert.rejects(
+      async () => {
+        for await (const chunk of readNdjsonStream(bodyOf(body, 5))) seen.push(chunk);
+      },
+      { name: 'ServiceError', code: 'bad_response', retryable: true },
+    );
+    assert.equal(textOf(seen), 'a', 'what came before the line stays; nothing of the line is text');
+  });
 });

@@ -63,7 +63,13 @@ function lane(index: number, origin: string): Lane & { listener: ReturnType<type
     tokenSecret,
     allowedOrigins: [origin],
     basePath: `/lane/${index}/persona-chat`,
-    limits: { messagesPerUserPerMinute: 1000, messagesPerIpPerMinute: 10_000, sessionsPerIpPerMinute: 10_000 },
+    limits: {
+      messagesPerUserPerMinute: 1000,
+      messagesPerIpPerMinute: 10_000,
+      sessionsPerIpPerMinute: 10_000,
+      conversationsPerUserPerMinute: 10_000,
+      conversationReadsPerUserPerMinute: 10_000,
+    },
     log: () => {},
     fetch: async (input, init) => {
       const request = new Request(input, init);

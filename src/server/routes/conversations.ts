@@ -8,6 +8,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { readJsonBody } from '../../json-body.js';
 import type { ConversationDetail, ConversationList, MessageView, RunView } from '../../protocol.js';
+import { ServiceError } from '../../service/errors.js';
 import type { Conversation } from '../../service/types.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError } from '../errors.js';
@@ -36,6 +37,9 @@ const patchSchema = z
   })
   .refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata');
 
+const badCursor = () =>
+  new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
+
 /** The `:id` of the route, checked to be a conversation id. */
 export function conversationId(c: Ctx): string {
   const id = c.req.param('id') ?? '';
@@ -45,12 +49,13 @@ export function conversationId(c: Ctx): string {
   return id;
 }
 
-export function conversationRoutes({ settings, service, ownership, runs }: Parts) {
+export function conversationRoutes({ settings, service, ownership, runs, limiter }: Parts) {
   const app = new Hono<Env>();
 
   app.post('/conversations', async c => {
     const { sub, personaId } = c.get('user');
     const body = await readJsonBody(c, createSchema, { allowEmpty: true });
+    await limiter.perMinute(`conversation:user:${sub}`, settings.limits.conversationsPerUserPerMinute);
     const signal = c.req.raw.signal;
     let conversation: Conversation;
     if (settings.general) {
@@ -74,10 +79,16 @@ export function conversationRoutes({ settings, service, ownership, runs }: Parts
   app.get('/conversations', async c => {
     const { sub } = c.get('user');
     const cursor = c.req.query('cursor');
-    if (cursor !== undefined && !cursorPattern.test(cursor)) {
-      throw new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
-    }
-    const page = await service.listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal });
+    if (cursor !== undefined && !cursorPattern.test(cursor)) throw badCursor();
+    const page = await service
+      .listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal })
+      .catch(error => {
+        // The cursor is the one thing of the caller's in this request: a forged one, or another list's.
+        if (cursor !== undefined && error instanceof ServiceError && (error.status === 400 || error.status === 422)) {
+          throw badCursor();
+        }
+        throw error;
+      });
     const mine = (page.data ?? []).filter(
       conversation => conversation.externalUserId === sub && !conversation.isDeleted,
     );
@@ -88,7 +99,9 @@ export function conversationRoutes({ settings, service, ownership, runs }: Parts
 
   app.get('/conversations/:id', async c => {
     const { sub } = c.get('user');
-    const conversation = await ownership.check(sub, conversationId(c), { signal: c.req.raw.signal, fetch: true });
+    const id = conversationId(c);
+    await limiter.perMinute(`conversation-read:user:${sub}`, settings.limits.conversationReadsPerUserPerMinute);
+    const conversation = await ownership.check(sub, id, { signal: c.req.raw.signal, fetch: true });
     const detail = detailOf(conversation!);
     return c.json(withRuns(detail, await runs.views(detail.id, sub)));
   });
