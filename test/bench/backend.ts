@@ -1,14 +1,14 @@
 // The backend's cost on the way of a reply, measured against a bare node:http proxy on the same emulator (pace 0):
 // time from sending a message to its first delta and to its end, and the CPU this process spends per message
 // (the emulator and the client are in it too, the same for every row, so the differences are the backend's). The
-// built backend (dist/) runs with its limits out of the way, once on the memory store and once on a real Redis.
+// backend runs with its limits out of the way, once on the memory store and once on a real Redis.
 import { createServer, request as httpRequest } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createBackend } from '../../dist/server/index.js';
-import type { BackendStore } from '../../dist/server/index.js';
-import { serveBackend } from '../../dist/server/node.js';
-import { RedisStore } from '../../dist/server/redis-store.js';
+import { createBackend } from '../../src/server/index.js';
+import type { BackendStore } from '../../src/server/index.js';
+import { serveBackend } from '../../src/server/node.js';
+import { RedisStore } from '../../src/server/redis-store.js';
 import { startEmulator } from '../../src/emulator/node.js';
 import { startRedis } from '../support/redis.js';
 
