@@ -31,6 +31,15 @@ export interface RedisStoreOptions {
 }
 
 type Reply = string | number | null | Reply[];
+/** The command connection: fails at once while Redis is away, and reconnects by itself. */
+const commandClient = (url: string, timeoutMs: number) =>
+  createClient({
+    url,
+    disableOfflineQueue: true,
+    commandOptions: { timeout: timeoutMs },
+    socket: { connectTimeout: 2000, reconnectStrategy: retries => Math.min(100 * 2 ** retries, 2000) },
+  });
+type Client = ReturnType<typeof commandClient>;
 
 interface Script {
   lua: string;
@@ -132,8 +141,9 @@ const scripts = {
 
 export class RedisStore implements BackendStore {
   readonly #client;
-  /** Subscribed to the channels of the runs this instance waits on. */
-  readonly #subscriber;
+  /** Subscribed to the channels of the runs this instance waits on; replaced when it stops answering. */
+  #subscriber: Client;
+  readonly #timeoutMs: number;
   readonly #prefix: string;
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>;
   #down = false;
@@ -147,20 +157,18 @@ export class RedisStore implements BackendStore {
         console.error(`persona-chat backend: Redis at ${where} ${status === 'ready' ? 'is back' : 'is unavailable'}`);
         if (detail) console.error(`persona-chat backend: ${detail}`);
       });
-    this.#client = createClient({
-      url: options.url,
-      disableOfflineQueue: true,
-      commandOptions: { timeout: options.commandTimeoutMs ?? 2000 },
-      socket: { connectTimeout: 2000, reconnectStrategy: retries => Math.min(100 * 2 ** retries, 2000) },
+    this.#timeoutMs = options.commandTimeoutMs ?? 2000;
+    this.#client = this.#connect(commandClient(options.url, this.#timeoutMs));
+    this.#subscriber = this.#connect(this.#client.duplicate());
+  }
+
+  #connect(client: Client): Client {
+    client.on('error', (error: Error) => this.#unavailable(error));
+    client.on('ready', () => this.#ready());
+    client.connect().catch(() => {
+      // Closed before it ever connected; the error was reported.
     });
-    this.#subscriber = this.#client.duplicate();
-    for (const client of [this.#client, this.#subscriber]) {
-      client.on('error', (error: Error) => this.#unavailable(error));
-      client.on('ready', () => this.#ready());
-      client.connect().catch(() => {
-        // Closed before it ever connected; the error was reported.
-      });
-    }
+    return client;
   }
 
   async hit(key: string, windowMs: number): Promise<WindowHit> {
@@ -264,9 +272,10 @@ export class RedisStore implements BackendStore {
     for (;;) {
       signal.throwIfAborted();
       try {
+        if (await this.stopRequested(id)) return;
         let stopped = false;
         await this.#waitOn(this.#channel(id), 5000, signal, async () => (stopped = await this.stopRequested(id)));
-        if (stopped || (!signal.aborted && (await this.stopRequested(id)))) return;
+        if (stopped) return;
       } catch (error) {
         if (!(error instanceof StoreUnavailableError)) throw error;
         await pause(1000, signal);
@@ -278,14 +287,16 @@ export class RedisStore implements BackendStore {
     await this.#command(['DEL', this.#key('stop', id)]);
   }
 
+  /** A round trip on both connections: a command, and a subscription (which a stuck subscriber never confirms). */
   async ping(): Promise<void> {
     await this.#command(['PING']);
-    if (!this.#subscriber.isReady) throw new StoreUnavailableError('Redis: the subscriber is not connected');
+    await this.#waitOn(`${this.#prefix}ping`, 0, undefined, async () => true);
   }
 
   async close(): Promise<void> {
     for (const client of [this.#subscriber, this.#client]) {
       try {
+        client.removeAllListeners('ready');
         client.destroy();
       } catch {
         // Already closed.
@@ -309,31 +320,45 @@ export class RedisStore implements BackendStore {
 
   /**
    * Subscribes to `channel`, then resolves once `ready()` says so, a message comes, `ms` pass or `signal` aborts.
-   * Subscribing before looking means no message between the look and the wait is missed.
+   * Subscribing before looking means no message between the look and the wait is missed. A subscription Redis does
+   * not confirm within the command timeout (a connection gone half-open) fails the wait, and the subscriber is
+   * replaced.
    */
   async #waitOn(channel: string, ms: number, signal: AbortSignal | undefined, ready: () => Promise<boolean>) {
-    let woken = false;
-    let finish = () => {};
-    const listener = () => {
-      woken = true;
-      finish();
-    };
-    await this.#guard(() => this.#subscriber.subscribe(channel, listener));
+    const subscriber = this.#subscriber;
+    let finish!: () => void;
+    const finished = new Promise<'finished'>(resolve => (finish = () => resolve('finished')));
+    signal?.addEventListener('abort', finish);
+    const listener = () => finish();
     try {
-      if ((await ready()) || woken || signal?.aborted) return;
-      await new Promise<void>(resolve => {
-        const timer = setTimeout(() => finish(), ms);
-        timer.unref?.();
-        finish = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', finish);
-          resolve();
-        };
-        signal?.addEventListener('abort', finish);
-      });
+      const subscribing = this.#guard(() => subscriber.subscribe(channel, listener));
+      subscribing.catch(() => {});
+      let stuck!: ReturnType<typeof setTimeout>;
+      const late = new Promise<'stuck'>(resolve => (stuck = setTimeout(resolve, this.#timeoutMs, 'stuck')));
+      const first = await Promise.race([subscribing.then(() => 'subscribed' as const), late, finished]).finally(() =>
+        clearTimeout(stuck),
+      );
+      if (first === 'stuck') {
+        this.#replaceSubscriber(subscriber);
+        throw new StoreUnavailableError('Redis: a subscription was not confirmed in time');
+      }
+      if (first === 'finished') return;
+      if (ms <= 0 || (await ready())) return;
+      const remaining = setTimeout(finish, ms);
+      remaining.unref?.();
+      await finished.finally(() => clearTimeout(remaining));
     } finally {
-      this.#subscriber.unsubscribe(channel, listener).catch(() => {});
+      signal?.removeEventListener('abort', finish);
+      subscriber.unsubscribe(channel, listener).catch(() => {});
     }
+  }
+
+  /** Drops a subscriber that stopped answering for a new connection, once. */
+  #replaceSubscriber(stuck: Client) {
+    if (this.#subscriber !== stuck) return;
+    this.#subscriber = this.#connect(this.#client.duplicate());
+    stuck.removeAllListeners('ready');
+    stuck.destroy();
   }
 
   #command(args: string[]): Promise<Reply> {

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { RedisStore } from '../../src/server/redis-store.js';
 import { StoreUnavailableError } from '../../src/server/store.js';
@@ -37,14 +40,79 @@ after(() => redis.stop());
 
 storeSuite(
   'RedisStore',
-  async () => ({
-    store: await connected(),
-    advance: ms => new Promise(resolve => setTimeout(resolve, ms)),
-  }),
+  async () => {
+    const prefix = `t${++stores}:`;
+    return {
+      store: await connected(undefined, prefix),
+      advance: ms => new Promise(resolve => setTimeout(resolve, ms)),
+      twin: () => connected(undefined, prefix),
+    };
+  },
   60,
 );
 
+/**
+ * A TCP proxy in front of Redis that can stop forwarding the connections which subscribed: a connection gone
+ * half-open (a NAT or load balancer dropping it silently), which TCP notices only minutes later.
+ */
+async function freezingProxy(target: string) {
+  const { hostname, port } = new URL(target);
+  const subscribers = new Set<Socket>();
+  const frozen = new Set<Socket>();
+  const server = createServer(client => {
+    const upstream = connect(Number(port), hostname);
+    client.on('data', data => {
+      if (/subscribe/i.test(data.toString())) subscribers.add(client);
+      if (!frozen.has(client)) upstream.write(data);
+    });
+    upstream.on('data', data => frozen.has(client) || client.write(data));
+    const end = () => (client.destroy(), upstream.destroy());
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    freezeSubscribers: () => subscribers.forEach(socket => frozen.add(socket)),
+    close: () => {
+      server.close();
+      for (const socket of subscribers) socket.destroy();
+    },
+  };
+}
+
 describe('RedisStore alone', () => {
+  it('gives up on a subscriber that stopped answering, within the command timeout, and carries on with a new one', async () => {
+    const proxy = await freezingProxy(redis.url);
+    const store = new RedisStore({ url: proxy.url, prefix: 'frozen:', commandTimeoutMs: 300, onStatus: () => {} });
+    const other = await connected(undefined, 'frozen:');
+    after(() => Promise.all([store.close(), other.close(), proxy.close()]));
+    await until(() =>
+      store.ping().then(
+        () => true,
+        () => false,
+      ),
+    );
+    await store.createRun('r', record(), window);
+    proxy.freezeSubscribers();
+
+    const controller = new AbortController();
+    const reading = store.readEvents('r', null, { waitMs: 60_000, signal: controller.signal });
+    await assert.rejects(reading, StoreUnavailableError, 'the wait fails instead of hanging');
+    await until(
+      () =>
+        store.ping().then(
+          () => true,
+          () => false,
+        ),
+      'a new subscriber to answer',
+    );
+    const watching = store.watchStop('r', new AbortController().signal);
+    await other.requestStop('r', 60_000);
+    await watching;
+  });
+
   it('is unavailable while Redis is down, and serves again by itself when it is back', async () => {
     const seen: string[] = [];
     const store = await connected(status => void seen.push(status), 'outage:');

@@ -11,6 +11,15 @@ export interface StoreUnderTest {
   store: BackendStore;
   /** Moves time on by `ms`. */
   advance(ms: number): Promise<void>;
+  /** The same state as another instance of the backend sees it (for a shared store, its own connections). */
+  twin(): Promise<BackendStore>;
+}
+
+/** What `promise` settled with within `ms`, or 'late': for waits that a notification must end, not a timeout. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>(resolve => (timer = setTimeout(resolve, ms, 'late')));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 export const record = (key = 'key-00000001', conversationId = 'c1'): RunRecord => ({
@@ -40,9 +49,14 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
       await Promise.all(made.map(store => store.close()));
     });
     const fresh = async () => {
-      const made1 = await make();
-      made.push(made1.store);
-      return made1;
+      const one = await make();
+      made.push(one.store);
+      const twin = async () => {
+        const other = await one.twin();
+        if (other !== one.store) made.push(other);
+        return other;
+      };
+      return { ...one, twin };
     };
 
     it('counts hits in fixed windows', async () => {
@@ -118,29 +132,33 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
       assert.deepEqual(await store.readEvents('unknown', null, { waitMs: 0 }), []);
     });
 
-    it('wakes a waiting reader at the next event, and gives up at its timeout or abort', async () => {
-      const { store } = await fresh();
+    it('wakes a waiting reader at an event appended by another instance, and gives up at its timeout or abort', async () => {
+      const { store, twin } = await fresh();
+      const other = await twin();
       await store.createRun('r', record(), window);
-      const waiting = store.readEvents('r', null, { waitMs: 5000 });
-      const id = await store.appendEvent('r', 'delta', '{"text":"hi"}', 'a', 60_000);
-      assert.equal((await waiting).length, 1);
+      const waiting = store.readEvents('r', null, { waitMs: 60_000 });
+      await store.readEvents('r', null, { waitMs: 0 });
+      const id = await other.appendEvent('r', 'delta', '{"text":"hi"}', 'a', 60_000);
+      const woken = await within(waiting, 10_000);
+      assert.ok(woken !== 'late' && woken.length === 1, 'woken by the append, long before its timeout');
       const started = performance.now();
       assert.deepEqual(await store.readEvents('r', id, { waitMs: 30 }), []);
       assert.ok(performance.now() - started >= 25, 'waited for its timeout');
       const controller = new AbortController();
       const aborted = store.readEvents('r', id, { waitMs: 60_000, signal: controller.signal });
       controller.abort();
-      assert.deepEqual(await aborted, []);
+      assert.deepEqual(await within(aborted, 10_000), [], 'ended by its abort');
     });
 
     it('starts a new attempt with an empty log whose ids follow the old ones', async () => {
-      const { store } = await fresh();
+      const { store, twin } = await fresh();
+      const other = await twin();
       await store.createRun('r', record(), window);
       await store.appendEvent('r', 'delta', '{}', 'a', 60_000);
       const last = (await store.appendEvent('r', 'error', '{}', 'a', 60_000))!;
       const waiting = store.readEvents('r', last, { waitMs: 60_000 });
-      assert.equal(await store.restartRun('r', { ...record(), attempt: 2 }, 'b', 60_000), false, 'only for the holder');
-      assert.equal(await store.restartRun('r', { ...record(), attempt: 2 }, 'a', 60_000), true);
+      assert.equal(await other.restartRun('r', { ...record(), attempt: 2 }, 'b', 60_000), false, 'only for the holder');
+      assert.equal(await other.restartRun('r', { ...record(), attempt: 2 }, 'a', 60_000), true);
       assert.equal((await store.getRun('r'))!.attempt, 2);
       assert.deepEqual(await store.readEvents('r', null, { waitMs: 0 }), []);
       const id = (await store.appendEvent('r', 'delta', '{}', 'a', 60_000))!;
@@ -174,16 +192,16 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
       assert.equal(await store.leaseHeld('r'), false);
     });
 
-    it('tells a watcher of a stop, at once when it was asked for before, until it is cleared', async () => {
-      const { store } = await fresh();
+    it('tells a watcher of a stop asked for on another instance, at once when it was asked before, until cleared', async () => {
+      const { store, twin } = await fresh();
+      const other = await twin();
       const controller = new AbortController();
-      let stopped = false;
-      const watching = store.watchStop('r', controller.signal).then(() => (stopped = true));
+      const watching = store.watchStop('r', controller.signal).then(() => 'stopped');
       assert.equal(await store.stopRequested('r'), false);
-      assert.equal(stopped, false);
-      await store.requestStop('r', 60_000);
-      await watching;
-      assert.equal(stopped, true);
+      assert.equal(await within(watching, 50), 'late', 'no stop yet');
+      await other.requestStop('r', 60_000);
+      // Sooner than a shared store's look at the stop every 5 s: the notification woke it.
+      assert.equal(await within(watching, 3000), 'stopped');
       assert.equal(await store.stopRequested('r'), true);
       await store.watchStop('r', new AbortController().signal);
       await store.clearStop('r');

@@ -7,7 +7,7 @@ import { record, storeSuite, window } from './store-suite.js';
 function clocked() {
   let now = 1_000_000;
   const store = new MemoryStore({ now: () => now });
-  return { store, advance: async (ms: number) => void (now += ms) };
+  return { store, advance: async (ms: number) => void (now += ms), twin: async () => store };
 }
 
 storeSuite('MemoryStore', async () => clocked(), 100);

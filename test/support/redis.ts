@@ -27,7 +27,15 @@ async function freePort(): Promise<number> {
 }
 
 const running = new Set<ChildProcess>();
-process.on('exit', () => running.forEach(child => child.kill('SIGKILL')));
+const killAll = () => running.forEach(child => child.kill('SIGKILL'));
+process.on('exit', killAll);
+// A test run stopped by a signal does not reach 'exit': its servers go with it all the same.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    killAll();
+    process.kill(process.pid, signal);
+  });
+}
 
 async function launch(port: number): Promise<ChildProcess> {
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
