@@ -13,11 +13,11 @@ export function fail(program: string, message: string): never {
  * Closes the servers on SIGINT or SIGTERM, then exits 0; gives up waiting after `giveUpMs`. A second signal exits at
  * once.
  */
-export function stopOnSignals(close: () => Promise<void>, giveUpMs = 2000) {
-  const stop = () => {
+export function stopOnSignals(close: (signal: NodeJS.Signals) => Promise<void>, giveUpMs = 2000) {
+  const stop = (signal: NodeJS.Signals) => {
     process.once('SIGINT', () => process.exit(0));
     process.once('SIGTERM', () => process.exit(0));
-    close().then(
+    close(signal).then(
       () => process.exit(0),
       () => process.exit(0),
     );

@@ -421,6 +421,8 @@ export class ChatController implements ReactiveController {
    * instance takes the run over.
    */
   async #deliver(handle: TurnHandle, conversationId: string, followOnly = false) {
+    // Long enough for a load balancer to notice the instance is draining (about 11 s in all).
+    const pauses = [500, 1000, 2000, 4000, 4000];
     for (let restarts = 0; ; restarts++) {
       try {
         if (followOnly && restarts === 0) await this.#follow(handle, conversationId);
@@ -429,8 +431,9 @@ export class ChatController implements ReactiveController {
         return;
       } catch (error) {
         handle.restarting = undefined;
-        if (!(error instanceof PersonaChatError && error.code === 'server_restarting') || restarts >= 3) throw error;
-        await pauseFor(250 * 2 ** restarts, handle.signal);
+        const restarting = error instanceof PersonaChatError && error.code === 'server_restarting';
+        if (!restarting || restarts >= pauses.length) throw error;
+        await pauseFor(pauses[restarts]!, handle.signal);
       }
     }
   }

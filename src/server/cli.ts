@@ -38,7 +38,9 @@ Options:
   --lease-seconds <n>        how soon a reply whose instance died counts as interrupted
                              (default 15)
   --drain-seconds <n>        on SIGTERM or SIGINT, how long replies in progress may go on
-                             before they are handed to another instance (default 25)
+                             before they are handed to another instance (default 25); on
+                             SIGTERM it keeps listening for at least 5 s of it, refusing
+                             new replies, while the load balancer sees /readyz say draining
   --port <n>                 port (default $PORT, else 3000; 0 picks a free one)
   --host <address>           address to listen on (default $HOST, else 127.0.0.1; 0.0.0.0
                              for every interface, e.g. in a container)
@@ -152,10 +154,16 @@ async function main() {
   }
   process.stdout.write(`listening on ${running.url}\n`);
   const store = config.store;
-  stopOnSignals(async () => {
-    await running.drain(drainMs);
-    await store?.close();
-  }, drainMs + 5000);
+  // SIGTERM comes from an orchestrator, whose load balancer needs a moment to see /readyz say draining; Ctrl+C
+  // (SIGINT) comes from someone at a terminal, who does not.
+  const settleMs = Math.min(5000, drainMs);
+  stopOnSignals(
+    async signal => {
+      await running.drain(drainMs, { settleMs: signal === 'SIGTERM' ? settleMs : 0 });
+      await store?.close();
+    },
+    drainMs + settleMs + 5000,
+  );
 }
 
 await main();

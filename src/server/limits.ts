@@ -11,9 +11,6 @@ import type { Admission } from './runs.js';
 import { MemoryStore, StoreUnavailableError } from './store.js';
 import type { BackendStore } from './store.js';
 
-/** How long a reply slot outlives its producer's last renewal (every few seconds while it runs). */
-const slotTtlMs = 30_000;
-
 /** The refusal of a request past its limit, given the seconds until the window resets. */
 export type Refusal = (retryAfter: number) => HttpError;
 
@@ -51,12 +48,13 @@ export class Limiter {
   }
 
   /**
-   * Takes one of the user's reply slots; a 429 when all are in use. The slot is a lease: its producer renews it, and
-   * the slot of an instance that died comes back by itself after `slotTtlMs`.
+   * Takes one of the user's reply slots; a 429 when all are in use. The slot is a lease that its producer renews
+   * with its own (every third of it); the slot of an instance that died comes back by itself two leases later.
    */
   async replySlot(sub: string): Promise<Admission> {
     const key = `streams:${sub}`;
     const token = crypto.randomUUID();
+    const slotTtlMs = 2 * this.#settings.leaseMs;
     if (!(await this.#store.acquireSlot(key, token, this.#settings.limits.concurrentStreamsPerUser, slotTtlMs))) {
       throw new HttpError(429, 'rate_limited', 'Too many replies at once. Wait for one to finish.', {
         retryAfter: 1,
@@ -64,7 +62,12 @@ export class Limiter {
     }
     let released = false;
     return {
-      renew: () => this.#store.renewSlot(key, token, slotTtlMs),
+      renew: async () => {
+        // A slot lost while the store was away is taken again: the reply it stands for is still being produced.
+        if (!(await this.#store.renewSlot(key, token, slotTtlMs))) {
+          await this.#store.acquireSlot(key, token, Number.MAX_SAFE_INTEGER, slotTtlMs);
+        }
+      },
       release: async () => {
         if (released) return;
         released = true;

@@ -19,10 +19,12 @@ export interface RunningBackend {
   /** e.g. `http://127.0.0.1:3000`; the routes are under the backend's base path. */
   url: string;
   /**
-   * A graceful stop: drains the backend (see `Backend.drain`), stops listening, lets the responses in flight end
-   * for a second, then closes what is left.
+   * A graceful stop: drains the backend (see `Backend.drain`) while still listening, for at least `settleMs` (the
+   * time a load balancer takes to see `/readyz` say draining; new replies meanwhile are refused with
+   * `server_restarting`, which the element sends elsewhere), then stops listening, lets the responses in flight end
+   * for a second, and closes what is left.
    */
-  drain(graceMs: number): Promise<void>;
+  drain(graceMs: number, options?: { settleMs?: number }): Promise<void>;
   /** Stops at once: the replies this instance produces end `interrupted`, connections are cut. */
   close(): Promise<void>;
 }
@@ -54,8 +56,10 @@ export async function serveBackend(backend: Backend, options: ServeOptions = {})
   return {
     backend,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    drain: async graceMs => {
+    drain: async (graceMs, { settleMs = 0 } = {}) => {
+      const settled = new Promise(resolve => setTimeout(resolve, settleMs));
       await backend.drain(graceMs);
+      await settled;
       await shut(1000);
       backend.close();
     },

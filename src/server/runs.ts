@@ -78,7 +78,11 @@ export class Runs {
   readonly #producers = new Set<AbortController>();
   /** Told when the last producer ends, while draining. */
   readonly #idle = new EventTarget();
+  /** Requests on their way to becoming producers (admission, the store), which draining waits for too. */
+  #starting = 0;
   #draining = false;
+  /** Past the grace period of a drain: a producer that starts now is ended at once. */
+  #halting = false;
 
   constructor(options: RunsOptions) {
     this.#options = options;
@@ -99,45 +103,68 @@ export class Runs {
     background: Background = () => {},
   ): Promise<{ record: RunRecord; accepted: Promise<void> }> {
     const id = runId(ref);
-    let record = await this.#store.getRun(id);
+    const record = await this.#store.getRun(id);
     if (record && record.owner !== ref.owner) throw runNotFound();
     if (record && record.message !== message) {
       throw new HttpError(409, 'duplicate_request', 'This Idempotency-Key was sent with another message.', {
         retryable: false,
       });
     }
-    if (!record) {
-      if (this.#draining) throw restarting();
-      const admission = await admit();
-      const now = Date.now();
-      const token = newToken();
-      const fresh: RunRecord = { ...ref, message, createdAt: now, attempt: 1, attemptedAt: now };
-      const created = await this.#store
-        .createRun(id, fresh, {
-          ttlMs: this.#limits.replayWindowMs,
-          perConversation: this.#limits.runsPerConversation,
-          lease: { token, ttlMs: this.#leaseMs },
-        })
-        .catch(async error => {
-          await admission.release();
-          throw error;
-        });
-      if (created.created) {
-        return {
-          record: created.record,
-          accepted: this.#produce(id, created.record, token, admission, null, background),
-        };
-      }
-      await admission.release();
-      record = created.record;
+    if (!record) return this.#start(() => this.#create(id, ref, message, admit, background));
+    return this.#attach(id, record, admit, background);
+  }
+
+  /** A run that does not exist yet: created with its producer's lease, or found when another request won. */
+  async #create(id: string, ref: RunRef, message: string, admit: Admit, background: Background) {
+    const admission = await admit();
+    const now = Date.now();
+    const token = newToken();
+    const fresh: RunRecord = { ...ref, message, createdAt: now, attempt: 1, attemptedAt: now };
+    const created = await this.#store
+      .createRun(id, fresh, {
+        ttlMs: this.#limits.replayWindowMs,
+        perConversation: this.#limits.runsPerConversation,
+        lease: { token, ttlMs: this.#leaseMs },
+      })
+      .catch(async error => {
+        await admission.release();
+        throw error;
+      });
+    if (created.created) {
+      return {
+        record: created.record,
+        accepted: this.#produce(id, created.record, token, admission, null, background),
+      };
     }
+    await admission.release();
+    return this.#attach(id, created.record, admit, background);
+  }
+
+  /** An existing run: found running or done, refused again, or restarted. */
+  async #attach(id: string, record: RunRecord, admit: Admit, background: Background) {
     const { status, last } = await this.#state(id);
     if (status === 'failed' && last && !(JSON.parse(last.data) as StreamEvents['error']).retryable) {
       // Refused for good (the conversation is gone, the message is not allowed): refused the same way again.
       throw errorOfEvent(JSON.parse(last.data) as StreamEvents['error']);
     }
     if (status === 'running' || status === 'done') return { record, accepted: Promise.resolve() };
-    return this.#restart(id, record, status, admit, background);
+    return this.#start(() => this.#restart(id, record, status, admit, background));
+  }
+
+  /** Counts a request on its way to becoming a producer, so that a drain waits for it; refused while draining. */
+  async #start<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#draining) throw restarting();
+    this.#starting++;
+    try {
+      return await work();
+    } finally {
+      this.#starting--;
+      this.#whenIdle();
+    }
+  }
+
+  #whenIdle() {
+    if (!this.#producers.size && !this.#starting) this.#idle.dispatchEvent(new Event('idle'));
   }
 
   /**
@@ -145,12 +172,17 @@ export class Runs {
    * Retries at once), or its producer is just letting go of the lease, waits a moment and follows that attempt.
    */
   async #restart(id: string, record: RunRecord, status: RunStatus, admit: Admit, background: Background) {
-    if (this.#draining) throw restarting();
     const token = newToken();
     for (let tries = 0; !(await this.#store.acquireLease(id, token, this.#leaseMs)); tries++) {
       const current = (await this.#store.getRun(id)) ?? record;
       if (current.attempt > record.attempt || tries >= 10) return { record: current, accepted: Promise.resolve() };
       await new Promise(resolve => setTimeout(resolve, 100));
+    }
+    // Under the lease, nobody else restarts the run: an attempt that began since it was read is the one to follow.
+    const current = await this.#store.getRun(id);
+    if (current?.attempt !== record.attempt) {
+      await this.#store.releaseLease(id, token);
+      return { record: current ?? record, accepted: Promise.resolve() };
     }
     let admission: Admission;
     try {
@@ -255,13 +287,14 @@ export class Runs {
     this.#draining = true;
     const idle = () =>
       new Promise<void>(resolve => {
-        if (!this.#producers.size) return resolve();
+        if (!this.#producers.size && !this.#starting) return resolve();
         this.#idle.addEventListener('idle', () => resolve(), { once: true });
       });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>(resolve => (timer = setTimeout(resolve, graceMs)));
     await Promise.race([idle(), grace]);
     clearTimeout(timer);
+    this.#halting = true;
     for (const producer of this.#producers) producer.abort(new Halt('restarting'));
     await idle();
   }
@@ -288,6 +321,7 @@ export class Runs {
     accepted.catch(() => {});
     const abort = new AbortController();
     this.#producers.add(abort);
+    if (this.#halting) abort.abort(new Halt('restarting'));
 
     const append = async <E extends StreamEventName>(event: E, data: StreamEvents[E]) => {
       const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
@@ -388,7 +422,7 @@ export class Runs {
         abort.abort(new Halt('closing'));
         await Promise.allSettled([admission.release(), store.releaseLease(id, token)]);
         this.#producers.delete(abort);
-        if (!this.#producers.size) this.#idle.dispatchEvent(new Event('idle'));
+        this.#whenIdle();
       }
     })();
     work.catch(error => this.#options.onError?.(error));

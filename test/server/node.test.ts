@@ -375,7 +375,7 @@ describe('persona-chat-server CLI', () => {
 
   it('starts from the environment (PORT and HOST too), serves the routes, and exits 0 on SIGTERM', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', cli, '--base-path', '/chat'], {
-      env: { PATH: process.env.PATH, ...good, PORT: '0', HOST: 'localhost' },
+      env: { PATH: process.env.PATH, ...good, PORT: '0', HOST: 'localhost', PERSONA_CHAT_DRAIN_SECONDS: '1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {

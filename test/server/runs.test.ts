@@ -358,4 +358,48 @@ describe('Runs', () => {
     assert.equal((await read(r.key)).at(-1)!.event, 'error');
     assert.equal((await runs.views('c1', 'anon_a'))[0]!.status, 'interrupted');
   });
+  it('drains: no new runs; a send on its way is waited for; what outlives the grace hands over as server_restarting', async () => {
+    const { runs, upstream, ref, read, store } = setup();
+    // A send that is still being admitted when the drain begins.
+    let admitted!: () => void;
+    const admission = new Promise<void>(resolve => (admitted = resolve));
+    const slowAdmit = async () => {
+      await admission;
+      return { renew: async () => true, release: async () => {} };
+    };
+    const late = ref();
+    const sending = runs.send(late, 'Hello', slowAdmit);
+    const running = ref();
+    const fast = { renew: async () => true, release: async () => {} };
+    await (
+      await runs.send(running, 'Hi', async () => fast)
+    ).accepted;
+    upstream.calls[0]!.push({ type: 'delta', text: 'Part' });
+    let drained = false;
+    const draining = runs.drain(20).then(() => (drained = true));
+    await assert.rejects(
+      runs.send(ref(), 'New', async () => fast),
+      (e: HttpError) => e.code === 'server_restarting',
+    );
+    assert.equal((await read(running.key)).at(-1)!.event, 'error', 'the running reply outlived the grace period');
+    // Its producer is gone once it let go of its lease; a drain that forgot the send on its way would end then.
+    while (await store.leaseHeld(runId(running))) await new Promise(resolve => setImmediate(resolve));
+    for (let i = 0; i < 3; i++) await new Promise(resolve => setImmediate(resolve));
+    assert.equal(drained, false, 'the send on its way is waited for');
+    admitted();
+    await assert.rejects(
+      (await sending).accepted,
+      (e: HttpError) => e.code === 'server_restarting',
+      'a producer starting past the grace period hands over at once',
+    );
+    await draining;
+    for (const key of [running.key, late.key]) {
+      assert.deepEqual((await read(key)).at(-1)!.data, {
+        code: 'server_restarting',
+        message: 'This server is restarting. The reply goes on elsewhere.',
+        retryable: true,
+      });
+    }
+    assert.equal(upstream.calls.length, 1, 'the late send never reached the service');
+  });
 });
