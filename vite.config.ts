@@ -20,7 +20,8 @@ function sizeBudget(): Plugin {
   };
 }
 
-// The browser bundle of <persona-chat>: one ES module with every dependency inside, and a classic-script build.
+// The browser bundle of <persona-chat>: one ES module with every dependency inside (and a small chunk per language
+// beside it), and a classic-script build.
 export default defineConfig({
   plugins: [sizeBudget()],
   build: {
@@ -29,8 +30,10 @@ export default defineConfig({
     emptyOutDir: false,
     outDir: 'dist',
     minify: true,
-    // Lib mode keeps whitespace in ES output for downstream bundlers; this file goes to browsers as it is.
-    rolldownOptions: { output: { minify: true } },
+    // Lib mode keeps whitespace in ES output for downstream bundlers; this file goes to browsers as it is. The
+    // string tables of other languages are chunks beside it, loaded by the pages that need them (the classic-script
+    // build holds them all).
+    rolldownOptions: { output: { minify: true, chunkFileNames: 'persona-chat-[name]-[hash].js' } },
     lib: {
       entry: 'src/element/define.ts',
       name: 'PersonaChat',

@@ -104,7 +104,8 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     return;
   }
   const file = path === '/' ? 'index.html' : path.endsWith('/') ? `${path}index.html` : path;
-  const fromDist = file === '/persona-chat.js' || file === '/persona-chat.js.map' || file === '/persona-chat.iife.js';
+  // The element's script, its classic-script build, and the chunks beside it (the other languages' strings).
+  const fromDist = /^\/persona-chat[\w.-]*\.js(\.map)?$/.test(file);
   const full = normalize(join(fromDist ? dist : join(root, 'site'), file));
   if (!full.startsWith(fromDist ? dist : join(root, 'site'))) return res.writeHead(404).end();
   let content: Buffer;

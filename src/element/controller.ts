@@ -55,7 +55,8 @@ const newKey = () => crypto.randomUUID();
 export class ChatController implements ReactiveController {
   state: ChatState = initialState;
   /** A turn ended with a reply: done, or stopped with what it had. */
-  onReply: (result: ReplyResult) => void = () => {};
+  /** A turn ended with a reply (done, or stopped with what it had); `id` is the turn's. */
+  onReply: (result: ReplyResult, id: string) => void = () => {};
   /** Something failed: a turn (once per turn), or setting up. */
   onError: (error: PersonaChatError) => void = () => {};
   onConversation: (conversationId: string, restored: boolean) => void = () => {};
@@ -555,7 +556,7 @@ export class ChatController implements ReactiveController {
       citations: turn.citations,
       finishReason: turn.status === TurnStatus.stopped ? 'stopped' : turn.finishReason,
     };
-    this.onReply(result);
+    this.onReply(result, turn.id);
     handle.resolve(result);
     this.#pump();
   }

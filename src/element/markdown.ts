@@ -143,6 +143,11 @@ export interface RenderContext {
   copyLabel: string;
   /** Accessible label of a footnote link, e.g. "Source 2". */
   sourceLabel: (n: number) => string;
+  /**
+   * How many sources the reply has, once known: a marker past them stays plain text, never a footnote that points
+   * at nothing. Unknown (while a reply streams before its sources came), every marker is a footnote.
+   */
+  citationCount?: number;
 }
 
 /** A text node with its citation markers turned into footnote links. */
@@ -153,7 +158,7 @@ function textWithCitations(text: string, ctx: RenderContext): Part[] {
   let last = 0;
   for (const match of decoded.matchAll(citationMarker)) {
     const index = citationIndexOf(match[1]!);
-    if (index < 0) continue;
+    if (index < 0 || index >= (ctx.citationCount ?? Infinity)) continue;
     parts.push(decoded.slice(last, match.index));
     const n = ctx.footnotes.number(index);
     parts.push(html`<sup class="cite"><a href="#" data-cite=${index} aria-label=${ctx.sourceLabel(n)}>${n}</a></sup>`);
@@ -602,10 +607,17 @@ export class MarkdownView {
   #settledFootnotes = new Footnotes();
   #chunk = new Chunk(0, 0, new Footnotes());
   #serial = 0;
-  readonly #labels: Omit<RenderContext, 'footnotes'>;
+  #labels: Omit<RenderContext, 'footnotes'>;
 
   constructor(labels: Omit<RenderContext, 'footnotes'>) {
     this.#labels = labels;
+  }
+
+  /** Says how many sources the reply has; when that changes what its markers are, the next render starts over. */
+  setCitationCount(count: number | undefined) {
+    if (count === this.#labels.citationCount) return;
+    this.#labels = { ...this.#labels, citationCount: count };
+    this.#reset();
   }
 
   /** The footnotes of the last render: citation indexes in the order their markers first appear. */

@@ -88,9 +88,13 @@ function sources(citations: Citation[], order: number[], strings: Strings, perce
   </div>`;
 }
 
-/** The reply's markdown; a text its renderer cannot draw shows as plain text, and the panel goes on working. */
-function markdown(owner: object, key: string, text: string, final: boolean, strings: Strings) {
+/**
+ * The reply's markdown; a text its renderer cannot draw shows as plain text, and the panel goes on working.
+ * `citations`: how many sources the reply has, when known.
+ */
+function markdown(owner: object, key: string, text: string, final: boolean, strings: Strings, citations?: number) {
   const view = viewFor(owner, key, strings);
+  view.setCitationCount(citations);
   try {
     return { parts: html`<div class="markdown">${view.render(text, final)}</div>`, view };
   } catch {
@@ -127,7 +131,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
 
 /** A finished reply: its text, its sources, and the thumbs once the service knows the message. */
 function finished(owner: object, key: string, text: string, reply: Reply, context: RenderContext) {
-  const { parts, view } = markdown(owner, key, text, true, context.strings);
+  const { parts, view } = markdown(owner, key, text, true, context.strings, reply.citations.length);
   return html`${parts}
   ${reply.citations.length ? sources(reply.citations, view.footnotes.order(), context.strings, context.percent) : nothing}`;
 }
@@ -174,14 +178,18 @@ function notice(text: string, canRetry: boolean, context: RenderContext) {
 function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
   const { strings } = context;
   const key = turn.id;
-  const written = () => (turn.reply ? markdown(owner, key, turn.reply, true, strings).parts : nothing);
+  const sourceCount = turn.citations.length;
+  const written = () => (turn.reply ? markdown(owner, key, turn.reply, true, strings, sourceCount).parts : nothing);
   switch (turn.status) {
     case TurnStatus.queued:
       return nothing;
     case TurnStatus.accepting:
       return assistant(true, typing(strings));
     case TurnStatus.streaming:
-      return assistant(true, turn.reply ? markdown(owner, key, turn.reply, false, strings).parts : typing(strings));
+      return assistant(
+        true,
+        turn.reply ? markdown(owner, key, turn.reply, false, strings, sourceCount || undefined).parts : typing(strings),
+      );
     case TurnStatus.done:
       return assistant(
         false,

@@ -15,6 +15,7 @@ import {
   PersonaChatReadyEvent,
   PersonaChatSendEvent,
 } from './events.js';
+import { isRightToLeft, languageOf, loadTable } from './locale.js';
 import { forgetViews, renderHistoryItem, renderTurn } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { styles } from './persona-chat.styles.js';
@@ -33,6 +34,19 @@ const closeIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor
 const newIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
   <path d="M12 5v14M5 12h14" />
 </svg>`;
+
+/** The `strings` attribute: JSON of strings; anything else is ignored with a warning. */
+function parseStrings(value: string | null): Partial<Strings> | undefined {
+  if (!value) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Partial<Strings>;
+  } catch {
+    // Warned about below.
+  }
+  console.warn('<persona-chat>: the strings attribute must be a JSON object of strings; it is ignored.');
+  return undefined;
+}
 
 const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback: T, name: string): T => {
   if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -128,8 +142,11 @@ export class PersonaChat extends LitElement {
   @property() storage: StorageKind = 'local';
   /** Page context sent when a conversation starts (flat string values). */
   @property({ attribute: false }) metadata: Record<string, string> | undefined;
-  /** Overrides for any UI string. */
-  @property({ attribute: false }) strings: Partial<Strings> | undefined;
+  /**
+   * Overrides for any UI string, on top of the language's table. As an attribute, JSON (where a string is a
+   * function of a number, `{n}` stands for the number: `{"charactersLeft": "{n} left"}`).
+   */
+  @property({ converter: { fromAttribute: parseStrings } }) strings: Partial<Strings> | undefined;
   /** The transport to the backend; default `globalThis.fetch`. */
   @property({ attribute: false }) fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
 
@@ -148,10 +165,39 @@ export class PersonaChat extends LitElement {
 
   private readonly chat = new ChatController(this);
   private announcement = '';
+  /** The turn whose reply is to be read out once it is drawn. */
+  #toAnnounce: string | undefined;
   readonly #internals = this.attachInternals();
+  /** The language asked for, and the one whose strings are shown (its table, undefined for English). */
+  #wanted = 'en';
+  #shown: { language: string; table: Partial<Strings> | undefined } = { language: 'en', table: undefined };
   #percent: { locale: string; format: Intl.NumberFormat } | undefined;
 
-  /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's. */
+  static override get observedAttributes() {
+    return [...super.observedAttributes, 'lang'];
+  }
+
+  override attributeChangedCallback(name: string, old: string | null, value: string | null) {
+    super.attributeChangedCallback(name, old, value);
+    if (name === 'lang') this.#localize();
+  }
+
+  /** Shows the strings of the element's language, loading its table first (English meanwhile, or if it fails). */
+  #localize() {
+    const language = languageOf(this.locale);
+    if (language === this.#wanted) return;
+    this.#wanted = language;
+    loadTable(language).then(
+      table => {
+        if (this.#wanted !== language) return;
+        this.#shown = { language, table };
+        this.requestUpdate();
+      },
+      error => console.warn(`<persona-chat>: the strings for lang="${language}" could not be loaded.`, error),
+    );
+  }
+
+  /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's, then the browser's. */
   private get locale() {
     return this.closest('[lang]')?.getAttribute('lang') || document.documentElement.lang || navigator.language;
   }
@@ -172,7 +218,7 @@ export class PersonaChat extends LitElement {
 
   constructor() {
     super();
-    this.chat.onReply = reply => this.replied(reply);
+    this.chat.onReply = (reply, id) => this.replied(reply, id);
     this.chat.onError = error => this.failed(error);
     this.chat.onConversation = (id, restored) => {
       if (restored) forgetViews(this);
@@ -188,7 +234,7 @@ export class PersonaChat extends LitElement {
   }
 
   private get text(): Strings {
-    const strings = resolveStrings(this.strings);
+    const strings = resolveStrings(this.#shown.table, this.strings);
     if (this.heading) strings.heading = this.heading;
     if (this.placeholder) strings.placeholder = this.placeholder;
     return strings;
@@ -200,6 +246,7 @@ export class PersonaChat extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback();
+    this.#localize();
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
     void this.updateComplete.then(() => {
       if (!this.isConnected) return;
@@ -224,6 +271,7 @@ export class PersonaChat extends LitElement {
       }
     }
     if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
+    if (this.#toAnnounce) this.#announce(this.#toAnnounce);
     if (changed.has('turnStatus')) {
       try {
         for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
@@ -277,15 +325,32 @@ export class PersonaChat extends LitElement {
     this.chat.newConversation();
     forgetViews(this);
     this.errorMessage = '';
+    this.announcement = '';
     this.requestUpdate();
     await this.updateComplete;
   }
 
-  private replied(reply: ReplyResult) {
-    this.announcement = reply.content;
+  private replied(reply: ReplyResult, id: string) {
+    this.#toAnnounce = id;
+    this.requestUpdate();
     this.dispatchEvent(
       new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
     );
+  }
+
+  /**
+   * Reads a finished reply out: who wrote it, then its text as drawn (not its markdown), without footnote numbers
+   * or buttons.
+   */
+  #announce(id: string) {
+    this.#toAnnounce = undefined;
+    const drawn = this.list?.querySelector(`.item[data-key="${CSS.escape(id)}"] .markdown`);
+    if (!drawn) return;
+    const copy = drawn.cloneNode(true) as Element;
+    copy.querySelectorAll('sup.cite, button').forEach(node => node.remove());
+    const text = (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
+    this.announcement = `${this.text.said(this.heading || this.text.assistant)} ${text}`;
+    this.requestUpdate();
   }
 
   /** Sets the message box's text, and keeps it for a reload of the tab. */
@@ -415,6 +480,8 @@ export class PersonaChat extends LitElement {
         id="panel"
         class="panel ${inline ? 'inline' : 'floating'}"
         part="panel"
+        lang=${this.#shown.language}
+        dir=${isRightToLeft(this.#shown.language) ? 'rtl' : 'ltr'}
         role=${inline ? 'region' : 'dialog'}
         aria-label=${t.heading}
         ?hidden=${!panelOpen}

@@ -1,7 +1,8 @@
 /**
  * @module
- * Every string the element shows, in one table. English is built in; a host changes any of them through the
- * `strings` property (and the most common ones through attributes).
+ * Every string the element shows, in one table. English is built in; the other languages are tables of their own
+ * in `./locales/`, loaded when the element's language calls for one (see `./locale.ts`). A host changes any string
+ * through the `strings` property or attribute (and the most common ones through attributes).
  */
 export const en = {
   heading: 'Chat',
@@ -25,7 +26,7 @@ export const en = {
   stopped: 'Stopped.',
   interrupted: 'This reply was interrupted.',
   newMessages: 'New messages',
-  charactersLeft: (n: number) => `${n} characters left`,
+  charactersLeft: (n: number) => (n === 1 ? '1 character left' : `${n.toLocaleString('en')} characters left`),
   relevance: (percent: string) => `Relevance ${percent}`,
   helpful: 'Helpful',
   notHelpful: 'Not helpful',
@@ -38,15 +39,28 @@ export const en = {
   errorTooLong: 'That message is too long.',
   errorConfig: 'This chat is not set up correctly.',
   errorInterrupted: 'The reply was interrupted. You can try again.',
+  /** Before a finished reply read out by a screen reader: who wrote it. */
+  said: (name: string) => `${name} said:`,
 };
 
 export type Strings = typeof en;
 
-/** English with the host's overrides on top; unknown keys and wrong types are ignored. */
-export function resolveStrings(overrides: Partial<Strings> | undefined): Strings {
+/**
+ * English, then each table of overrides on top (a language's table, the host's strings); unknown keys and values of
+ * the wrong type are ignored. Where English has a function, a string with `{n}` stands for it (for the `strings`
+ * attribute, whose JSON holds no functions).
+ */
+export function resolveStrings(...layers: (Partial<Strings> | undefined)[]): Strings {
   const out = { ...en } as Record<string, unknown>;
-  for (const [key, value] of Object.entries(overrides ?? {})) {
-    if (key in en && typeof value === typeof (en as Record<string, unknown>)[key]) out[key] = value;
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer ?? {})) {
+      const english = (en as Record<string, unknown>)[key];
+      if (english === undefined) continue;
+      if (typeof value === typeof english) out[key] = value;
+      else if (typeof english === 'function' && typeof value === 'string') {
+        out[key] = (x: unknown) => value.replaceAll('{n}', String(x));
+      }
+    }
   }
   return out as Strings;
 }

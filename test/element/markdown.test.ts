@@ -99,6 +99,23 @@ describe('markdown', () => {
     expect(host.querySelector('a[href="https://example.com/"]')!.textContent).to.equal('link [2]');
   });
 
+  it('leaves a marker with no source as plain text once the sources are known, and draws again when they come', () => {
+    const text = 'Shipping takes 3 days [1]. Returns are free [2].\n\nMore [1].\n\nAnd more.\n\nEnd.\n';
+    const view = new MarkdownView(labels);
+    const host = document.createElement('div');
+    const cites = () => [...host.querySelectorAll('a[data-cite]')].map(a => a.getAttribute('data-cite'));
+    render(view.render(text, false), host);
+    expect(cites()).to.deep.equal(['0', '1', '0'], 'while streaming, before its sources, every marker is a footnote');
+    view.setCitationCount(1);
+    render(view.render(text, true), host);
+    expect(cites()).to.deep.equal(['0', '0'], 'settled blocks drawn again');
+    expect(host.textContent).to.contain('Returns are free [2].');
+    view.setCitationCount(0);
+    render(view.render(text, true), host);
+    expect(cites()).to.deep.equal([]);
+    expect(host.textContent).to.contain('Shipping takes 3 days [1].');
+  });
+
   it('renders every prefix of tricky documents exactly as a full render of that prefix', () => {
     let comparisons = 0;
     for (const doc of tricky) {

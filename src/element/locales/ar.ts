@@ -1,0 +1,50 @@
+/** Arabic. */
+import type { Strings } from '../strings.js';
+import { formats } from './format.js';
+
+const { n, plural } = formats('ar');
+
+export default {
+  subheading: '',
+  heading: 'الدردشة',
+  placeholder: 'اكتب رسالة…',
+  open: 'فتح الدردشة',
+  close: 'إغلاق الدردشة',
+  send: 'إرسال',
+  stop: 'إيقاف',
+  retry: 'إعادة المحاولة',
+  newConversation: 'محادثة جديدة',
+  typing: 'يكتب…',
+  you: 'أنت',
+  assistant: 'المساعد',
+  sources: 'المصادر',
+  copy: 'نسخ',
+  copied: 'تم النسخ',
+  incomplete: 'هذا الرد غير مكتمل.',
+  notAnswered: 'لم يتم الرد على هذه الرسالة.',
+  stopped: 'تم الإيقاف.',
+  interrupted: 'انقطع هذا الرد.',
+  newMessages: 'رسائل جديدة',
+  helpful: 'مفيد',
+  notHelpful: 'غير مفيد',
+  errorGeneric: 'حدث خطأ ما. يرجى المحاولة مرة أخرى.',
+  errorNetwork: 'تعذّر الوصول إلى الدردشة. تحقق من اتصالك وحاول مرة أخرى.',
+  errorBusy: 'المساعد مشغول. يرجى المحاولة بعد قليل.',
+  errorRateLimited: 'أنت ترسل الرسائل بسرعة كبيرة. يرجى الانتظار قليلاً.',
+  errorTooManySessions: 'تم فتح عدد كبير جدًا من المحادثات من هنا خلال وقت قصير. يرجى المحاولة بعد دقيقة.',
+  errorSession: 'تعذّر بدء الدردشة هنا.',
+  errorTooLong: 'هذه الرسالة طويلة جدًا.',
+  errorConfig: 'لم يتم إعداد هذه الدردشة بشكل صحيح.',
+  errorInterrupted: 'انقطع الرد. يمكنك المحاولة مرة أخرى.',
+  source: x => `المصدر ${n(x)}`,
+  charactersLeft: x =>
+    plural(x, {
+      zero: 'لم يتبقَّ أي حرف',
+      one: 'تبقّى حرف واحد',
+      two: 'تبقّى حرفان',
+      few: 'تبقّت # أحرف',
+      other: 'تبقّى # حرفًا',
+    }),
+  relevance: p => `مدى الصلة ${p}`,
+  said: name => `قال ${name}:`,
+} satisfies Strings;
