@@ -174,12 +174,13 @@ export class PersonaChat extends LitElement {
   #percent: { locale: string; format: Intl.NumberFormat } | undefined;
 
   static override get observedAttributes() {
-    return [...super.observedAttributes, 'lang'];
+    return [...super.observedAttributes, 'lang', 'dir'];
   }
 
   override attributeChangedCallback(name: string, old: string | null, value: string | null) {
     super.attributeChangedCallback(name, old, value);
     if (name === 'lang') this.#localize();
+    if (name === 'dir') this.requestUpdate();
   }
 
   /** Shows the strings of the element's language, loading its table first (English meanwhile, or if it fails). */
@@ -481,7 +482,7 @@ export class PersonaChat extends LitElement {
         class="panel ${inline ? 'inline' : 'floating'}"
         part="panel"
         lang=${this.#shown.language}
-        dir=${isRightToLeft(this.#shown.language) ? 'rtl' : 'ltr'}
+        dir=${this.hasAttribute('dir') ? nothing : isRightToLeft(this.#shown.language) ? 'rtl' : 'ltr'}
         role=${inline ? 'region' : 'dialog'}
         aria-label=${t.heading}
         ?hidden=${!panelOpen}

@@ -109,6 +109,20 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
     await narrow.screenshot({ path: `${screenshots}/7-narrow.png` });
   });
 
+  it('speaks the language the page asks for: Arabic right to left, German, Japanese', async () => {
+    const p = await page('playground.html');
+    for (const [n, language] of [
+      [8, 'ar'],
+      [9, 'de'],
+      [10, 'ja'],
+    ] as const) {
+      await p.selectOption('select[name="lang"]', language);
+      await chat(p).locator(`[part="panel"][lang="${language}"]`).waitFor();
+      await p.screenshot({ path: `${screenshots}/${n}-lang-${language}.png` });
+    }
+    assert.equal(await chat(p).locator('textarea').getAttribute('placeholder'), 'メッセージを入力…');
+  });
+
   it('runs the classic-script build on a plain page with a strict CSP and Trusted Types', async () => {
     const p = await page('plain.html');
     const csp = await p.evaluate(async () => (await fetch(location.href)).headers.get('content-security-policy'));
