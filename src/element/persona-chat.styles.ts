@@ -94,6 +94,19 @@ export const styles = css`
     inline-size: 26px;
     block-size: 26px;
   }
+  .badge {
+    position: absolute;
+    inset-block-start: -4px;
+    inset-inline-end: -4px;
+    min-inline-size: 20px;
+    padding: 0 6px;
+    border-radius: 999px;
+    background: #b91c1c;
+    color: #fff;
+    font-size: 12px;
+    line-height: 20px;
+    font-weight: 600;
+  }
   :host([position='bottom-left']) .launcher,
   :host([position='bottom-left']) .panel.floating {
     inset-inline-end: auto;
@@ -429,6 +442,21 @@ export const styles = css`
     color: var(--_error);
     background: color-mix(in srgb, var(--_error) 10%, transparent);
     font-size: 0.9em;
+  }
+  .starters {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 8px;
+  }
+  .starter {
+    border: 1px solid var(--_accent);
+    background: transparent;
+    color: var(--_accent);
+    border-radius: 999px;
+    padding: 6px 12px;
+    font: inherit;
+    font-size: 0.9em;
+    text-align: start;
   }
   .jump {
     align-self: center;

@@ -35,6 +35,21 @@ const newIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" 
   <path d="M12 5v14M5 12h14" />
 </svg>`;
 
+/** The `starters` attribute: a JSON array of strings, or strings separated by `|`. */
+function parseList(value: string | null): string[] {
+  if (!value) return [];
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (Array.isArray(parsed)) return parsed.filter((item): item is string => typeof item === 'string' && !!item);
+  } catch {
+    // Not JSON: a list separated by `|`.
+  }
+  return value
+    .split('|')
+    .map(item => item.trim())
+    .filter(Boolean);
+}
+
 /** The `strings` attribute: JSON of strings; anything else is ignored with a warning. */
 function parseStrings(value: string | null): Partial<Strings> | undefined {
   if (!value) return undefined;
@@ -71,6 +86,7 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @fires persona-chat-feedback - Thumbs up or down on a reply.
  *
  * @csspart launcher - The round button that opens the panel (launcher mode).
+ * @csspart unread-badge - On the launcher: replies that finished while the panel was closed.
  * @csspart panel - The chat panel.
  * @csspart header - The panel's header.
  * @csspart messages - The message list.
@@ -79,6 +95,7 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @csspart code-block - A code block in a reply.
  * @csspart copy-button - A code block's copy button.
  * @csspart retry-button - Retry on a failed or stopped reply.
+ * @csspart starter - A suggested first question of an empty conversation.
  * @csspart composer - The form at the bottom.
  * @csspart input - The message box.
  * @csspart send-button - The send (or stop) button.
@@ -134,6 +151,11 @@ export class PersonaChat extends LitElement {
   @property() greeting = '';
   /** The message box's placeholder. */
   @property() placeholder = '';
+  /**
+   * A few suggested first questions, shown as buttons in an empty conversation and sent on click. As an attribute,
+   * a JSON array or the questions separated by `|`.
+   */
+  @property({ converter: { fromAttribute: parseList } }) starters: string[] = [];
   /** `bottom-right` or `bottom-left`, for the launcher. */
   @property({ reflect: true }) position: 'bottom-right' | 'bottom-left' = 'bottom-right';
   /** `auto`, `light` or `dark`. */
@@ -159,6 +181,8 @@ export class PersonaChat extends LitElement {
   @state() private draft = '';
   @state() private pinned = true;
   @state() private errorMessage = '';
+  /** Replies that finished while the panel was closed. */
+  @state() private unread = 0;
   @query('textarea') private input?: HTMLTextAreaElement;
   @query('.messages') private list?: HTMLElement;
   @query('.launcher') private launcherButton?: HTMLButtonElement;
@@ -267,6 +291,7 @@ export class PersonaChat extends LitElement {
     if (changed.has('open') && changed.get('open') !== undefined) {
       this.dispatchEvent(this.open ? new PersonaChatOpenEvent() : new PersonaChatCloseEvent());
       if (this.open) {
+        this.unread = 0;
         void this.chat.start();
         this.input?.focus();
       }
@@ -332,7 +357,11 @@ export class PersonaChat extends LitElement {
   }
 
   private replied(reply: ReplyResult, id: string) {
-    this.#toAnnounce = id;
+    if (this.inline || this.open) this.#toAnnounce = id;
+    else {
+      this.unread++;
+      this.announcement = this.text.unread(this.unread);
+    }
     this.requestUpdate();
     this.dispatchEvent(
       new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
@@ -469,14 +498,16 @@ export class PersonaChat extends LitElement {
           : html`<button
               class="launcher"
               part="launcher"
-              aria-label=${this.open ? t.close : t.open}
+              aria-label=${this.open ? t.close : this.unread ? `${t.open}: ${t.unread(this.unread)}` : t.open}
               aria-expanded=${this.open ? 'true' : 'false'}
               aria-controls="panel"
               @click=${() => this.toggle()}
             >
               ${this.open ? closeIcon : chatIcon}
+              ${this.unread && !this.open ? html`<span class="badge" part="unread-badge" aria-hidden="true">${this.unread}</span>` : nothing}
             </button>`
       }
+      <div class="sr-only" aria-live="polite">${this.announcement}</div>
       <section
         id="panel"
         class="panel ${inline ? 'inline' : 'floating'}"
@@ -513,6 +544,16 @@ export class PersonaChat extends LitElement {
           @click=${this.clickInMessages}
         >
           ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
+          ${
+            empty && this.starters.length
+              ? html`<div class="starters" role="group" aria-label=${t.suggestions}>
+                  ${this.starters.map(
+                    text =>
+                      html`<button type="button" class="starter" part="starter" @click=${() => this.send(text).catch(() => {})}>${text}</button>`,
+                  )}
+                </div>`
+              : nothing
+          }
           ${timeline(state).map(entry =>
             // Entries only come and go at the end (or all at once), so drawing them in place is enough.
             'turn' in entry
@@ -521,7 +562,6 @@ export class PersonaChat extends LitElement {
           )}
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>
-        <div class="sr-only" aria-live="polite">${this.announcement}</div>
         ${
           !this.endpoint && !this.errorMessage
             ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>`

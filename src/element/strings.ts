@@ -39,6 +39,10 @@ export const en = {
   errorTooLong: 'That message is too long.',
   errorConfig: 'This chat is not set up correctly.',
   errorInterrupted: 'The reply was interrupted. You can try again.',
+  /** The label of the suggested first questions of an empty conversation. */
+  suggestions: 'Suggested questions',
+  /** On the launcher while the panel is closed: replies that finished meanwhile. */
+  unread: (n: number) => (n === 1 ? '1 new reply' : `${n.toLocaleString('en')} new replies`),
   /** Before a finished reply read out by a screen reader: who wrote it. */
   said: (name: string) => `${name} said:`,
 };

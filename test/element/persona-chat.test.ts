@@ -387,6 +387,46 @@ describe('<persona-chat>', () => {
     }
   });
 
+  it('offers starter questions in an empty conversation, and sends the one clicked', async () => {
+    const h = await chat(
+      html`<persona-chat
+        endpoint="/persona-chat"
+        mode="inline"
+        storage="none"
+        persona-id=${juniper}
+        starters="How long does shipping take?|Do you rent tents?"
+      ></persona-chat>`,
+    );
+    const group = h.root.querySelector('[role="group"][aria-label="Suggested questions"]')!;
+    const starters = [...group.querySelectorAll<HTMLButtonElement>('[part="starter"]')];
+    expect(starters.map(b => b.textContent)).to.deep.equal(['How long does shipping take?', 'Do you rent tents?']);
+    const replied = oneEvent(h.el, 'persona-chat-message');
+    starters[0]!.click();
+    expect((await replied).content).to.match(/3 to 5 business days/);
+    expect(h.userMessages()).to.deep.equal(['How long does shipping take?']);
+    expect(h.root.querySelector('[part="starter"]')).to.equal(null, 'gone once the conversation began');
+    h.el.starters = ['One', 'Two', 'Three'];
+    await h.el.newConversation();
+    expect([...h.root.querySelectorAll('[part="starter"]')].length).to.equal(3, 'a property too');
+  });
+
+  it('counts replies that finish while the panel is closed on the launcher, and clears them on open', async () => {
+    const h = await chat(
+      html`<persona-chat endpoint="/persona-chat" storage="none" persona-id=${juniper}></persona-chat>`,
+    );
+    const launcher = h.root.querySelector<HTMLButtonElement>('[part="launcher"]')!;
+    const replied = oneEvent(h.el, 'persona-chat-message');
+    void h.el.send('How long does shipping take?').catch(() => {});
+    await replied;
+    await h.el.updateComplete;
+    expect(h.root.querySelector('[part="unread-badge"]')!.textContent).to.equal('1');
+    expect(launcher.getAttribute('aria-label')).to.equal('Open chat: 1 new reply');
+    expect(h.root.querySelector('[aria-live="polite"]')!.textContent!.trim()).to.equal('1 new reply');
+    await h.el.show();
+    expect(h.root.querySelector('[part="unread-badge"]')).to.equal(null);
+    expect(launcher.getAttribute('aria-label')).to.equal('Close chat');
+  });
+
   it('shows the error state without an endpoint', async () => {
     const el = await fixture<PersonaChat>(html`<persona-chat mode="inline"></persona-chat>`);
     expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.contain('not set up correctly');

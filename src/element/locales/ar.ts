@@ -46,5 +46,14 @@ export default {
       other: 'تبقّى # حرفًا',
     }),
   relevance: p => `مدى الصلة ${p}`,
+  suggestions: 'أسئلة مقترحة',
+  unread: x =>
+    plural(x, {
+      zero: 'لا ردود جديدة',
+      one: 'رد جديد واحد',
+      two: 'ردان جديدان',
+      few: '# ردود جديدة',
+      other: '# ردًا جديدًا',
+    }),
   said: name => `قال ${name}:`,
 } satisfies Strings;

@@ -40,5 +40,7 @@ export default {
   source: x => `Quelle ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'Noch # Zeichen', other: 'Noch # Zeichen' }),
   relevance: p => `Relevanz ${p}`,
+  suggestions: 'Vorgeschlagene Fragen',
+  unread: x => plural(x, { one: '# neue Antwort', other: '# neue Antworten' }),
   said: name => `${name} sagt:`,
 } satisfies Strings;

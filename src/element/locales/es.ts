@@ -39,5 +39,7 @@ export default {
   source: x => `Fuente ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'Queda # carácter', other: 'Quedan # caracteres' }),
   relevance: p => `Relevancia ${p}`,
+  suggestions: 'Preguntas sugeridas',
+  unread: x => plural(x, { one: '# respuesta nueva', other: '# respuestas nuevas' }),
   said: name => `${name} dijo:`,
 } satisfies Strings;

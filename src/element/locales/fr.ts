@@ -40,5 +40,7 @@ export default {
   source: x => `Source ${n(x)}`,
   charactersLeft: x => plural(x, { one: '# caractère restant', other: '# caractères restants' }),
   relevance: p => `Pertinence ${p}`,
+  suggestions: 'Questions suggérées',
+  unread: x => plural(x, { one: '# nouvelle réponse', other: '# nouvelles réponses' }),
   said: name => `${name} a dit :`,
 } satisfies Strings;

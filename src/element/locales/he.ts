@@ -39,5 +39,7 @@ export default {
   source: x => `מקור ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'נותר תו אחד', other: 'נותרו # תווים' }),
   relevance: p => `רלוונטיות ${p}`,
+  suggestions: 'שאלות מוצעות',
+  unread: x => plural(x, { one: 'תשובה חדשה אחת', other: '# תשובות חדשות' }),
   said: name => `${name} אמר/ה:`,
 } satisfies Strings;

@@ -39,5 +39,7 @@ export default {
   source: x => `Fonte ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'Resta # carattere', other: 'Restano # caratteri' }),
   relevance: p => `Pertinenza ${p}`,
+  suggestions: 'Domande suggerite',
+  unread: x => plural(x, { one: '# nuova risposta', other: '# nuove risposte' }),
   said: name => `${name} ha detto:`,
 } satisfies Strings;

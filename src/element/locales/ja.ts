@@ -39,5 +39,7 @@ export default {
   source: x => `出典 ${n(x)}`,
   charactersLeft: x => plural(x, { other: '残り#文字' }),
   relevance: p => `関連度 ${p}`,
+  suggestions: '質問の候補',
+  unread: x => plural(x, { other: '新しい回答 #件' }),
   said: name => `${name}の回答：`,
 } satisfies Strings;

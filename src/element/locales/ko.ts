@@ -39,5 +39,7 @@ export default {
   source: x => `출처 ${n(x)}`,
   charactersLeft: x => plural(x, { other: '#자 남음' }),
   relevance: p => `관련성 ${p}`,
+  suggestions: '추천 질문',
+  unread: x => plural(x, { other: '새 답변 #개' }),
   said: name => `${name}의 답변:`,
 } satisfies Strings;

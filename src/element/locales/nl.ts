@@ -39,5 +39,7 @@ export default {
   source: x => `Bron ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'Nog # teken', other: 'Nog # tekens' }),
   relevance: p => `Relevantie ${p}`,
+  suggestions: 'Voorgestelde vragen',
+  unread: x => plural(x, { one: '# nieuw antwoord', other: '# nieuwe antwoorden' }),
   said: name => `${name} zei:`,
 } satisfies Strings;

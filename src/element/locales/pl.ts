@@ -39,5 +39,7 @@ export default {
   source: x => `Źródło ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'Pozostał # znak', few: 'Pozostały # znaki', other: 'Pozostało # znaków' }),
   relevance: p => `Trafność ${p}`,
+  suggestions: 'Proponowane pytania',
+  unread: x => plural(x, { one: '# nowa odpowiedź', few: '# nowe odpowiedzi', other: '# nowych odpowiedzi' }),
   said: name => `${name} napisał(a):`,
 } satisfies Strings;

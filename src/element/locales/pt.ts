@@ -39,5 +39,7 @@ export default {
   source: x => `Fonte ${n(x)}`,
   charactersLeft: x => plural(x, { one: 'Resta # caractere', other: 'Restam # caracteres' }),
   relevance: p => `Relevância ${p}`,
+  suggestions: 'Perguntas sugeridas',
+  unread: x => plural(x, { one: '# nova resposta', other: '# novas respostas' }),
   said: name => `${name} disse:`,
 } satisfies Strings;

@@ -39,5 +39,7 @@ export default {
   source: x => `来源 ${n(x)}`,
   charactersLeft: x => plural(x, { other: '还可输入 # 个字符' }),
   relevance: p => `相关度 ${p}`,
+  suggestions: '推荐问题',
+  unread: x => plural(x, { other: '# 条新回复' }),
   said: name => `${name}说：`,
 } satisfies Strings;
