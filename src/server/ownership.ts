@@ -8,7 +8,7 @@
 import type { ConversationDetail, ConversationSummary, MessageView } from '../protocol.js';
 import type { ServiceClient } from '../service/client.js';
 import { ServiceError } from '../service/errors.js';
-import type { Conversation } from '../service/types.js';
+import type { ChatMessage, Conversation } from '../service/types.js';
 import { notFound } from './errors.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -107,8 +107,18 @@ export function clientMetadata(conversation: Conversation): Record<string, strin
   );
 }
 
-/** What the browser may see of a conversation: never its externalUserId, configuration or token counts. */
+/** A message's time as ISO 8601, or null when it has none the clock can read. */
+function timeOf(message: ChatMessage | undefined): string | null {
+  const time = message?.timestamp ? Date.parse(message.timestamp) : NaN;
+  return Number.isNaN(time) ? null : new Date(time).toISOString();
+}
+
+/**
+ * What the browser may see of a conversation: never its externalUserId, configuration or token counts. The interface
+ * gives a conversation no times of its own, so its first and newest messages date it.
+ */
 export function summaryOf(conversation: Conversation): ConversationSummary {
+  const messages = conversation.chatMessages ?? [];
   return {
     id: conversation.conversationId,
     name: conversation.conversationName ?? null,
@@ -117,6 +127,8 @@ export function summaryOf(conversation: Conversation): ConversationSummary {
     personaId: conversation.personaId ?? null,
     messageCount: conversation.chatMessagesCount ?? conversation.chatMessages?.length ?? 0,
     metadata: clientMetadata(conversation),
+    createdAt: timeOf(messages[0]),
+    updatedAt: timeOf(messages.at(-1)),
   };
 }
 

@@ -37,6 +37,9 @@ const patchSchema = z
   })
   .refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata');
 
+/** A page of the list is done once it holds this many items, or this many of the service's pages were read. */
+const listPages = { items: 10, service: 5 };
+
 const badCursor = () =>
   new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
 
@@ -77,23 +80,32 @@ export function conversationRoutes({ settings, service, ownership, runs, limiter
   });
 
   app.get('/conversations', async c => {
-    const { sub } = c.get('user');
+    const { sub, personaId } = c.get('user');
     const cursor = c.req.query('cursor');
     if (cursor !== undefined && !cursorPattern.test(cursor)) throw badCursor();
-    const page = await service
-      .listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal })
-      .catch(error => {
+    const signal = c.req.raw.signal;
+    const wanted = (conversation: Conversation) =>
+      conversation.externalUserId === sub &&
+      !conversation.isDeleted &&
+      (settings.general !== null || conversation.personaId === personaId);
+    const mine: Conversation[] = [];
+    let token = cursor;
+    // The service's pages hold the user's conversations with every persona: read on while filtering leaves this
+    // page short, a few pages at most, and give the service's token for where the reading stopped.
+    for (let pages = 0; pages < listPages.service; pages++) {
+      const page = await service.listUserConversations(sub, { continuationToken: token, signal }).catch(error => {
         // The cursor is the one thing of the caller's in this request: a forged one, or another list's.
-        if (cursor !== undefined && error instanceof ServiceError && (error.status === 400 || error.status === 422)) {
+        if (pages === 0 && cursor !== undefined && error instanceof ServiceError && [400, 422].includes(error.status)) {
           throw badCursor();
         }
         throw error;
       });
-    const mine = (page.data ?? []).filter(
-      conversation => conversation.externalUserId === sub && !conversation.isDeleted,
-    );
+      mine.push(...(page.data ?? []).filter(wanted));
+      token = page.continuationToken || undefined;
+      if (!token || mine.length >= listPages.items) break;
+    }
     for (const conversation of mine) ownership.remember(conversation.conversationId, sub);
-    const list: ConversationList = { data: mine.map(summaryOf), next: page.continuationToken || null };
+    const list: ConversationList = { data: mine.map(summaryOf), next: token ?? null };
     return c.json(list);
   });
 
