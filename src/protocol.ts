@@ -142,7 +142,7 @@ export interface MessageReply {
   usage: Usage | null;
 }
 
-/** `PATCH {endpoint}/conversations/:id` body: at least one field. */
+/** `PATCH {endpoint}/conversations/:id` body: at least one field. `status` may not be `deleted`: use `DELETE`. */
 export interface UpdateConversationRequest {
   name?: string;
   status?: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { ConversationList } from '../../src/protocol.js';
-import { setup, transcript } from '../support/backend.js';
+import { expectError, setup, transcript } from '../support/backend.js';
 import { ada, apiKey } from '../support/service.js';
 
 /** One visitor with a token for each persona, on a backend that lets them start many conversations. */
@@ -117,6 +117,79 @@ describe('the visitor’s conversations', () => {
         { id: empty, createdAt: null, updatedAt: null },
         'a conversation without messages has no times',
       );
+    });
+  });
+
+  describe('delete', () => {
+    it('marks it deleted at the service, then hides it and answers 404 for it everywhere', async () => {
+      const parts = await visitor();
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      const kept = await parts.conversation(token);
+      const key = crypto.randomUUID();
+      const reply = await parts.send(token, id, 'Do you rent tents?', { key, accept: 'application/json' });
+      assert.equal(reply.status, 200, 'a reply before the delete');
+      const res = await parts.api('DELETE', `/conversations/${id}`, token);
+      assert.equal(res.status, 204);
+      assert.equal(await res.text(), '', 'no body');
+      assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'deleted', 'the reserved status');
+      const list = (await (await parts.api('GET', '/conversations', token)).json()) as ConversationList;
+      assert.deepEqual(
+        list.data.map(c => c.id),
+        [kept],
+        'hidden from the list',
+      );
+      const continues = parts.continues().length;
+      for (const attempt of [
+        parts.api('GET', `/conversations/${id}`, token),
+        parts.api('PATCH', `/conversations/${id}`, token, { body: { status: 'open' } }),
+        parts.api('DELETE', `/conversations/${id}`, token),
+        parts.send(token, id, 'Still there?', { accept: 'application/json' }),
+        parts.send(token, id, 'Still there?'),
+        parts.send(token, id, 'Do you rent tents?', { key, accept: 'application/json' }),
+        parts.api('GET', `/conversations/${id}/runs/${key}/events`, token),
+        parts.api('POST', `/conversations/${id}/runs/${key}/stop`, token),
+      ]) {
+        await expectError(attempt, 404, 'conversation_not_found');
+      }
+      assert.equal(parts.continues().length, continues, 'the service was never asked to continue it');
+      assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'deleted', 'and it stays deleted');
+    });
+
+    it('refuses to set the reserved status by PATCH, and another visitor’s delete is a 404', async () => {
+      const parts = await visitor();
+      const id = await parts.conversation(parts.juniperToken);
+      const before = parts.upstream.length;
+      for (const status of ['deleted', 'Deleted']) {
+        await expectError(
+          parts.api('PATCH', `/conversations/${id}`, parts.juniperToken, { body: { status } }),
+          400,
+          'invalid_request',
+        );
+      }
+      assert.equal(parts.upstream.length, before, 'the service never heard of it');
+      const stranger = await parts.session();
+      await expectError(parts.api('DELETE', `/conversations/${id}`, stranger.token), 404, 'conversation_not_found');
+      await expectError(
+        parts.api('DELETE', `/conversations/${crypto.randomUUID()}`, stranger.token),
+        404,
+        'conversation_not_found',
+      );
+      await expectError(parts.api('DELETE', '/conversations/not-an-id', stranger.token), 400, 'invalid_request');
+      assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'open', 'unchanged');
+    });
+
+    it('treats a conversation deleted through another instance as missing once it reads it', async () => {
+      const parts = await visitor();
+      const id = await parts.conversation(parts.juniperToken);
+      parts.emulator.store.get(id)!.conversationStatus = 'deleted';
+      await expectError(parts.api('GET', `/conversations/${id}`, parts.juniperToken), 404, 'conversation_not_found');
+      await expectError(
+        parts.send(parts.juniperToken, id, 'Hello?', { accept: 'application/json' }),
+        404,
+        'conversation_not_found',
+      );
+      assert.equal(parts.continues().length, 0, 'deleted elsewhere: not continued once this instance saw it');
     });
   });
 });

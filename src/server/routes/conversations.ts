@@ -1,8 +1,8 @@
 /**
  * @module
  * The visitor's conversations: start one, list theirs, read one (with the replies of the replay window the service
- * does not hold yet), and change its name, status, active flag or metadata. Every route that names a conversation
- * checks first that it is the visitor's.
+ * does not hold yet), change its name, status, active flag or metadata, and delete it. Every route that names a
+ * conversation checks first that it is the visitor's.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { ServiceError } from '../../service/errors.js';
 import type { Conversation } from '../../service/types.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError } from '../errors.js';
-import { detailOf, isConversationId, summaryOf } from '../ownership.js';
+import { deletedStatus, detailOf, isConversationId, isDeleted, summaryOf } from '../ownership.js';
 
 const cursorPattern = /^[A-Za-z0-9_.~+/=%-]{1,2048}$/;
 
@@ -31,6 +31,7 @@ const patchSchema = z
     status: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,32}$/, 'status is 1 to 32 letters, digits, _ or -')
+      .refine(status => status.toLowerCase() !== deletedStatus, `status "${deletedStatus}" is set by DELETE only`)
       .optional(),
     active: z.boolean({ error: 'active must be true or false' }).optional(),
     metadata: metadataSchema.optional(),
@@ -86,7 +87,7 @@ export function conversationRoutes({ settings, service, ownership, runs, limiter
     const signal = c.req.raw.signal;
     const wanted = (conversation: Conversation) =>
       conversation.externalUserId === sub &&
-      !conversation.isDeleted &&
+      !isDeleted(conversation) &&
       (settings.general !== null || conversation.personaId === personaId);
     const mine: Conversation[] = [];
     let token = cursor;
@@ -130,6 +131,15 @@ export function conversationRoutes({ settings, service, ownership, runs, limiter
       conversation = await service.setMetadata(id, { ...conversation!.metadata, client: body.metadata }, { signal });
     }
     return c.json(summaryOf(conversation!));
+  });
+
+  app.delete('/conversations/:id', async c => {
+    const id = conversationId(c);
+    const signal = c.req.raw.signal;
+    await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+    await service.setConversationStatus(id, deletedStatus, { signal });
+    ownership.forget(id);
+    return c.body(null, 204);
   });
 
   return app;
