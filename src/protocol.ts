@@ -67,6 +67,10 @@ export interface ConversationSummary {
   messageCount: number;
   /** The `client` namespace of the conversation's metadata. */
   metadata: Record<string, string>;
+  /** ISO 8601: when its first message was sent, as the service's history says; null before any (or without times). */
+  createdAt: string | null;
+  /** ISO 8601: when its newest message was sent; null before any (or without times). */
+  updatedAt: string | null;
 }
 
 export interface MessageView {
@@ -109,7 +113,11 @@ export interface ConversationDetail extends ConversationSummary {
   runs: RunView[];
 }
 
-/** `GET {endpoint}/conversations?cursor=` answer. */
+/**
+ * `GET {endpoint}/conversations?cursor=` answer: the visitor's conversations with the token's persona (all of theirs
+ * with a backend of general conversations), in the service's order. A page may hold fewer than 10 even when `next`
+ * is set (the backend reads at most a few of the service's pages per request); follow `next` until it is null.
+ */
 export interface ConversationList {
   data: ConversationSummary[];
   /** Pass as `?cursor=` for the next page; null on the last. */
@@ -134,7 +142,7 @@ export interface MessageReply {
   usage: Usage | null;
 }
 
-/** `PATCH {endpoint}/conversations/:id` body: at least one field. */
+/** `PATCH {endpoint}/conversations/:id` body: at least one field. `status` may not be `deleted`: use `DELETE`. */
 export interface UpdateConversationRequest {
   name?: string;
   status?: string;

@@ -117,7 +117,7 @@ export function createBackend(config: BackendConfig): Backend {
     '/conversations/*',
     cors({
       origin: allowOrigin,
-      allowMethods: ['GET', 'POST', 'PATCH'],
+      allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept', 'Last-Event-ID'],
       exposeHeaders: ['Retry-After', 'X-Request-Id'],
       maxAge: 600,

@@ -3,20 +3,9 @@ import { after, describe, it } from 'node:test';
 import { SignJWT, base64url } from 'jose';
 import type { ConversationDetail, ConversationList, ConversationSummary, ErrorEnvelope } from '../../src/protocol.js';
 import { ada, apiKey, juniper } from '../support/service.js';
-import { setup, siteOrigin, tokenSecret, transcript } from '../support/backend.js';
+import { expectError, setup, siteOrigin, tokenSecret, transcript } from '../support/backend.js';
 
 const secret = new TextEncoder().encode(tokenSecret);
-
-async function expectError(response: Response | Promise<Response>, status: number, code: string) {
-  const res = await response;
-  const body = (await res.json()) as ErrorEnvelope;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(typeof body.error.message, 'string');
-  assert.equal(typeof body.error.retryable, 'boolean');
-  assert.match(body.error.requestId, /^[0-9a-f-]{36}$/);
-  return { res, body };
-}
 
 /** A token signed with our secret (or another), with the claims given. */
 async function forge(claims: Record<string, unknown>, { alg = 'HS256', key = secret } = {}) {
@@ -400,6 +389,8 @@ describe('backend', () => {
         personaId: juniper.personaId,
         messageCount: 0,
         metadata: { page: '/tents', lang: 'en' },
+        createdAt: null,
+        updatedAt: null,
       });
       assert.deepEqual(emulator.store.get(summary.id)!.metadata, { client: { page: '/tents', lang: 'en' } });
       await (await send(token, summary.id, 'Do you rent tents?', { accept: 'application/json' })).json();
@@ -421,6 +412,8 @@ describe('backend', () => {
         active: false,
         messageCount: 2,
         metadata: { page: '/rentals' },
+        createdAt: emulator.store.get(summary.id)!.chatMessages![0]!.timestamp,
+        updatedAt: emulator.store.get(summary.id)!.chatMessages![1]!.timestamp,
       });
       emulator.store.get(summary.id)!.metadata!.site = { plan: 'gold' };
       await api('PATCH', `/conversations/${summary.id}`, token, { body: { metadata: { page: '/faq' } } });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ServiceError } from '../../src/service/errors.js';
 import { Ownership } from '../../src/server/ownership.js';
+import type { Conversation } from '../../src/service/types.js';
 
 /** Ownership over a service that has no conversation at all, on a clock the test moves. */
 function withoutConversations(options: { missingCapacity?: number } = {}) {
@@ -52,5 +53,28 @@ describe('Ownership', () => {
     assert.equal(await ownership.check('anon_a', id), undefined);
     await check(id, 'anon_b');
     assert.equal(asked.length, 1);
+  });
+
+  it('checks a remembered owner again after a minute, and takes a deleted conversation for a missing one', async () => {
+    const id = crypto.randomUUID();
+    const clock = { now: 0 };
+    const conversation: Conversation = { conversationId: id, externalUserId: 'anon_a', conversationStatus: 'open' };
+    let asked = 0;
+    const service = {
+      getConversation: async () => {
+        asked++;
+        return conversation;
+      },
+    };
+    const ownership = new Ownership(service, { ownerMs: 60_000, now: () => clock.now });
+    ownership.remember(id, 'anon_a');
+    conversation.conversationStatus = 'deleted';
+    clock.now = 59_999;
+    assert.equal(await ownership.check('anon_a', id), undefined, 'the owner is remembered for a minute');
+    assert.equal(asked, 0, 'without asking');
+    clock.now = 60_000;
+    await assert.rejects(ownership.check('anon_a', id), { status: 404, code: 'conversation_not_found' });
+    await assert.rejects(ownership.check('anon_a', id), { status: 404, code: 'conversation_not_found' });
+    assert.equal(asked, 1, 'asked again once, then remembered as missing');
   });
 });

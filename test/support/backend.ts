@@ -1,6 +1,7 @@
+import assert from 'node:assert/strict';
 import { createEmulator } from '../../src/emulator/app.js';
 import type { EmulatorOptions } from '../../src/emulator/app.js';
-import type { StreamEventName, StreamEvents } from '../../src/protocol.js';
+import type { ErrorEnvelope, StreamEventName, StreamEvents } from '../../src/protocol.js';
 import { createBackend } from '../../src/server/app.js';
 import type { BackendConfig, LogLine } from '../../src/server/config.js';
 import { ada, apiKey, juniper } from './service.js';
@@ -148,3 +149,15 @@ export function parseEvents(text: string): Event[] {
 }
 
 export const textOfEvents = (list: Event[]) => list.map(e => (e.event === 'delta' ? e.data.text : '')).join('');
+
+/** Checks that a response is our error envelope with this status and code; returns it to look further. */
+export async function expectError(response: Response | Promise<Response>, status: number, code: string) {
+  const res = await response;
+  const body = (await res.json()) as ErrorEnvelope;
+  assert.equal(res.status, status, JSON.stringify(body));
+  assert.equal(body.error.code, code);
+  assert.equal(typeof body.error.message, 'string');
+  assert.equal(typeof body.error.retryable, 'boolean');
+  assert.match(body.error.requestId, /^[0-9a-f-]{36}$/);
+  return { res, body };
+}

@@ -1,8 +1,8 @@
 /**
  * @module
  * The visitor's conversations: start one, list theirs, read one (with the replies of the replay window the service
- * does not hold yet), and change its name, status, active flag or metadata. Every route that names a conversation
- * checks first that it is the visitor's.
+ * does not hold yet), change its name, status, active flag or metadata, and delete it. Every route that names a
+ * conversation checks first that it is the visitor's.
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { ServiceError } from '../../service/errors.js';
 import type { Conversation } from '../../service/types.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError } from '../errors.js';
-import { detailOf, isConversationId, summaryOf } from '../ownership.js';
+import { deletedStatus, detailOf, isConversationId, isDeleted, summaryOf } from '../ownership.js';
 
 const cursorPattern = /^[A-Za-z0-9_.~+/=%-]{1,2048}$/;
 
@@ -31,11 +31,15 @@ const patchSchema = z
     status: z
       .string()
       .regex(/^[A-Za-z0-9_-]{1,32}$/, 'status is 1 to 32 letters, digits, _ or -')
+      .refine(status => status.toLowerCase() !== deletedStatus, `status "${deletedStatus}" is set by DELETE only`)
       .optional(),
     active: z.boolean({ error: 'active must be true or false' }).optional(),
     metadata: metadataSchema.optional(),
   })
   .refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata');
+
+/** A page of the list is done once it holds this many items, or this many of the service's pages were read. */
+const listPages = { items: 10, service: 5 };
 
 const badCursor = () =>
   new HttpError(400, 'invalid_request', 'cursor is not one this list gave.', { retryable: false });
@@ -77,23 +81,32 @@ export function conversationRoutes({ settings, service, ownership, runs, limiter
   });
 
   app.get('/conversations', async c => {
-    const { sub } = c.get('user');
+    const { sub, personaId } = c.get('user');
     const cursor = c.req.query('cursor');
     if (cursor !== undefined && !cursorPattern.test(cursor)) throw badCursor();
-    const page = await service
-      .listUserConversations(sub, { continuationToken: cursor, signal: c.req.raw.signal })
-      .catch(error => {
+    const signal = c.req.raw.signal;
+    const wanted = (conversation: Conversation) =>
+      conversation.externalUserId === sub &&
+      !isDeleted(conversation) &&
+      (settings.general !== null || conversation.personaId === personaId);
+    const mine: Conversation[] = [];
+    let token = cursor;
+    // The service's pages hold the user's conversations with every persona: read on while filtering leaves this
+    // page short, a few pages at most, and give the service's token for where the reading stopped.
+    for (let pages = 0; pages < listPages.service; pages++) {
+      const page = await service.listUserConversations(sub, { continuationToken: token, signal }).catch(error => {
         // The cursor is the one thing of the caller's in this request: a forged one, or another list's.
-        if (cursor !== undefined && error instanceof ServiceError && (error.status === 400 || error.status === 422)) {
+        if (pages === 0 && cursor !== undefined && error instanceof ServiceError && [400, 422].includes(error.status)) {
           throw badCursor();
         }
         throw error;
       });
-    const mine = (page.data ?? []).filter(
-      conversation => conversation.externalUserId === sub && !conversation.isDeleted,
-    );
+      mine.push(...(page.data ?? []).filter(wanted));
+      token = page.continuationToken || undefined;
+      if (!token || mine.length >= listPages.items) break;
+    }
     for (const conversation of mine) ownership.remember(conversation.conversationId, sub);
-    const list: ConversationList = { data: mine.map(summaryOf), next: page.continuationToken || null };
+    const list: ConversationList = { data: mine.map(summaryOf), next: token ?? null };
     return c.json(list);
   });
 
@@ -118,6 +131,15 @@ export function conversationRoutes({ settings, service, ownership, runs, limiter
       conversation = await service.setMetadata(id, { ...conversation!.metadata, client: body.metadata }, { signal });
     }
     return c.json(summaryOf(conversation!));
+  });
+
+  app.delete('/conversations/:id', async c => {
+    const id = conversationId(c);
+    const signal = c.req.raw.signal;
+    await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+    await service.setConversationStatus(id, deletedStatus, { signal });
+    ownership.forget(id);
+    return c.body(null, 204);
   });
 
   return app;

@@ -12,4 +12,4 @@ const backend = createBackend({
 });
 
 const handler = (request: Request) => backend.fetch(request);
-export { handler as GET, handler as POST, handler as PATCH, handler as OPTIONS };
+export { handler as GET, handler as POST, handler as PATCH, handler as DELETE, handler as OPTIONS };

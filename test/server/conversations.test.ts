@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { ConversationList } from '../../src/protocol.js';
+import { expectError, setup, transcript } from '../support/backend.js';
+import { ada, apiKey } from '../support/service.js';
+
+/** One visitor with a token for each persona, on a backend that lets them start many conversations. */
+async function visitor(options: Parameters<typeof setup>[0] = {}) {
+  const parts = setup({
+    ...options,
+    backend: { limits: { conversationsPerUserPerMinute: 100 }, ...options.backend },
+  });
+  const first = await parts.session();
+  const withAda = await parts.session({ personaId: ada.personaId }, { cookie: first.cookie! });
+  return { ...parts, juniperToken: first.token, adaToken: withAda.token };
+}
+
+/** Every page of the visitor's list, following `next`, and how many of the service's list pages each one read. */
+async function allPages(parts: Awaited<ReturnType<typeof visitor>>, token: string) {
+  const pages: { ids: string[]; reads: number }[] = [];
+  let cursor: string | null = null;
+  do {
+    const before = parts.upstream.filter(u => u.path.startsWith('/conversations/user/')).length;
+    const query: string = cursor ? `?cursor=${encodeURIComponent(cursor)}` : '';
+    const res = await parts.api('GET', `/conversations${query}`, token);
+    assert.equal(res.status, 200, 'a page of the list');
+    const list = (await res.json()) as ConversationList;
+    const reads = parts.upstream.filter(u => u.path.startsWith('/conversations/user/')).length - before;
+    pages.push({ ids: list.data.map(c => c.id), reads });
+    cursor = list.next;
+  } while (cursor);
+  return pages;
+}
+
+describe('the visitor’s conversations', () => {
+  after(() => {
+    const leaks = transcript.filter(text => text.includes(apiKey));
+    assert.deepEqual(leaks, [], 'the API key appears in no response, header, SSE frame or log line');
+  });
+
+  describe('list', () => {
+    it('holds only the conversations with the token’s persona, reading on through the service’s pages', async () => {
+      const parts = await visitor();
+      const made = { juniper: [] as string[], ada: [] as string[] };
+      for (let i = 0; i < 24; i++) {
+        // The service's pages of 10 each hold five of each persona.
+        if (i % 2) made.ada.push(await parts.conversation(parts.adaToken));
+        else made.juniper.push(await parts.conversation(parts.juniperToken));
+      }
+      const stranger = await parts.session();
+      await parts.conversation(stranger.token);
+      const juniperPages = await allPages(parts, parts.juniperToken);
+      assert.deepEqual(
+        juniperPages.map(p => p.ids.length),
+        [10, 2],
+        'a page reads on until it holds 10, then the next goes on from there',
+      );
+      assert.deepEqual(
+        juniperPages.map(p => p.reads),
+        [2, 1],
+        'the first page read two of the service’s pages',
+      );
+      assert.deepEqual(
+        juniperPages.flatMap(p => p.ids),
+        made.juniper,
+        'every one of Juniper’s, once, in the service’s order',
+      );
+      const adaPages = await allPages(parts, parts.adaToken);
+      assert.deepEqual(
+        adaPages.flatMap(p => p.ids),
+        made.ada,
+        'every one of Ada’s',
+      );
+    });
+
+    it('stops after five of the service’s pages, even with nothing to show, and goes on from there', async () => {
+      const parts = await visitor();
+      for (let i = 0; i < 51; i++) await parts.conversation(parts.adaToken);
+      const last = await parts.conversation(parts.juniperToken);
+      const pages = await allPages(parts, parts.juniperToken);
+      assert.deepEqual(pages, [
+        { ids: [], reads: 5 },
+        { ids: [last], reads: 1 },
+      ]);
+    });
+
+    it('lists every conversation of the user on a backend of general conversations', async () => {
+      const parts = setup({ backend: { personaId: undefined, system: 'helper', model: 'extractive-1' } });
+      const { token } = await parts.session();
+      const ids = [await parts.conversation(token), await parts.conversation(token)];
+      const list = (await (await parts.api('GET', '/conversations', token)).json()) as ConversationList;
+      assert.deepEqual(
+        list.data.map(c => c.id),
+        ids,
+        'both, with no persona to filter by',
+      );
+    });
+
+    it('dates each conversation by its first and newest messages, and keeps its name', async () => {
+      const parts = await visitor();
+      const id = await parts.conversation(parts.juniperToken);
+      const empty = await parts.conversation(parts.juniperToken);
+      for (const message of ['Do you rent tents?', 'And sleeping bags?']) {
+        const res = await parts.send(parts.juniperToken, id, message, { accept: 'application/json' });
+        assert.equal(res.status, 200, 'a reply');
+      }
+      parts.emulator.store.get(id)!.conversationName = 'Tents';
+      const list = (await (await parts.api('GET', '/conversations', parts.juniperToken)).json()) as ConversationList;
+      const messages = parts.emulator.store.get(id)!.chatMessages!;
+      const [dated, undated] = list.data;
+      assert.deepEqual(
+        { id: dated!.id, name: dated!.name, createdAt: dated!.createdAt, updatedAt: dated!.updatedAt },
+        { id, name: 'Tents', createdAt: messages[0]!.timestamp, updatedAt: messages.at(-1)!.timestamp },
+      );
+      assert.deepEqual(
+        { id: undated!.id, createdAt: undated!.createdAt, updatedAt: undated!.updatedAt },
+        { id: empty, createdAt: null, updatedAt: null },
+        'a conversation without messages has no times',
+      );
+    });
+  });
+
+  describe('delete', () => {
+    it('marks it deleted at the service, then hides it and answers 404 for it everywhere', async () => {
+      const parts = await visitor();
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      const kept = await parts.conversation(token);
+      const key = crypto.randomUUID();
+      const reply = await parts.send(token, id, 'Do you rent tents?', { key, accept: 'application/json' });
+      assert.equal(reply.status, 200, 'a reply before the delete');
+      const res = await parts.api('DELETE', `/conversations/${id}`, token);
+      assert.equal(res.status, 204);
+      assert.equal(await res.text(), '', 'no body');
+      assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'deleted', 'the reserved status');
+      const list = (await (await parts.api('GET', '/conversations', token)).json()) as ConversationList;
+      assert.deepEqual(
+        list.data.map(c => c.id),
+        [kept],
+        'hidden from the list',
+      );
+      const continues = parts.continues().length;
+      for (const attempt of [
+        parts.api('GET', `/conversations/${id}`, token),
+        parts.api('PATCH', `/conversations/${id}`, token, { body: { status: 'open' } }),
+        parts.api('DELETE', `/conversations/${id}`, token),
+        parts.send(token, id, 'Still there?', { accept: 'application/json' }),
+        parts.send(token, id, 'Still there?'),
+        parts.send(token, id, 'Do you rent tents?', { key, accept: 'application/json' }),
+        parts.api('GET', `/conversations/${id}/runs/${key}/events`, token),
+        parts.api('POST', `/conversations/${id}/runs/${key}/stop`, token),
+      ]) {
+        await expectError(attempt, 404, 'conversation_not_found');
+      }
+      assert.equal(parts.continues().length, continues, 'the service was never asked to continue it');
+      assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'deleted', 'and it stays deleted');
+    });
+
+    it('refuses to set the reserved status by PATCH, and another visitor’s delete is a 404', async () => {
+      const parts = await visitor();
+      const id = await parts.conversation(parts.juniperToken);
+      const before = parts.upstream.length;
+      for (const status of ['deleted', 'Deleted']) {
+        await expectError(
+          parts.api('PATCH', `/conversations/${id}`, parts.juniperToken, { body: { status } }),
+          400,
+          'invalid_request',
+        );
+      }
+      assert.equal(parts.upstream.length, before, 'the service never heard of it');
+      const stranger = await parts.session();
+      await expectError(parts.api('DELETE', `/conversations/${id}`, stranger.token), 404, 'conversation_not_found');
+      await expectError(
+        parts.api('DELETE', `/conversations/${crypto.randomUUID()}`, stranger.token),
+        404,
+        'conversation_not_found',
+      );
+      await expectError(parts.api('DELETE', '/conversations/not-an-id', stranger.token), 400, 'invalid_request');
+      assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'open', 'unchanged');
+    });
+
+    it('treats a conversation deleted through another instance as missing once it reads it', async () => {
+      const parts = await visitor();
+      const id = await parts.conversation(parts.juniperToken);
+      parts.emulator.store.get(id)!.conversationStatus = 'deleted';
+      await expectError(parts.api('GET', `/conversations/${id}`, parts.juniperToken), 404, 'conversation_not_found');
+      await expectError(
+        parts.send(parts.juniperToken, id, 'Hello?', { accept: 'application/json' }),
+        404,
+        'conversation_not_found',
+      );
+      assert.equal(parts.continues().length, 0, 'deleted elsewhere: not continued once this instance saw it');
+    });
+  });
+});
