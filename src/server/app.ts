@@ -27,6 +27,7 @@ import { sessionRoutes } from './routes/session.js';
 import { Runs } from './runs.js';
 import { MemoryStore } from './store.js';
 import { Tokens } from './tokens.js';
+import { ConversationUpdates } from './updates.js';
 
 export interface Backend {
   /**
@@ -39,6 +40,7 @@ export interface Backend {
   /**
    * Stops taking new replies (`/readyz` says `draining`), lets the replies this instance is producing finish for up
    * to `graceMs`, then ends the rest with `server_restarting`: the browser sends them again, to another instance.
+   * Resolves once the conversations' background writes (a name from the first message) have ended too.
    */
   drain(graceMs: number): Promise<void>;
   /** Ends the replies this instance is producing (as `interrupted`, retryable) and closes connections to the service. */
@@ -62,6 +64,11 @@ export function createBackend(config: BackendConfig): Backend {
     timeouts: config.timeouts,
   });
   const secrets = [settings.apiKey];
+  /** Failures that no request is there to hear go to stderr, without secrets. */
+  const report = (what: string, error: unknown) => {
+    const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    console.error(`persona-chat backend: ${what}: ${redact(cause, secrets).slice(0, 500)}`);
+  };
   const runs = new Runs({
     store,
     leaseMs: settings.leaseMs,
@@ -78,12 +85,10 @@ export function createBackend(config: BackendConfig): Backend {
       }),
     history: async (conversationId, signal) =>
       (await service.getConversation(conversationId, { signal })).chatMessages ?? [],
-    onError: error => {
-      // No request is there to hear it: a reply could not be written to the store (it ends for its readers).
-      const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      console.error(`persona-chat backend: a reply failed in the store: ${redact(cause, secrets).slice(0, 500)}`);
-    },
+    // A reply could not be written to the store (it ends for its readers).
+    onError: error => report('a reply failed in the store', error),
   });
+  const updates = new ConversationUpdates({ service, onError: report });
   const parts: Parts = {
     config,
     settings,
@@ -92,6 +97,7 @@ export function createBackend(config: BackendConfig): Backend {
     tokens: new Tokens(settings.tokenSecret, { ttlSeconds: settings.tokenTtlSeconds }),
     ownership: new Ownership(service),
     runs,
+    updates,
     limiter: new Limiter(store, settings, config.clientIp),
     secrets,
   };
@@ -155,7 +161,10 @@ export function createBackend(config: BackendConfig): Backend {
   return {
     fetch: (request, env, executionCtx) => Promise.resolve(root.fetch(request, env, executionCtx as never)),
     basePath,
-    drain: graceMs => runs.drain(graceMs),
+    drain: async graceMs => {
+      await runs.drain(graceMs);
+      await updates.settled();
+    },
     close: () => {
       runs.close();
       service.close();

@@ -12,6 +12,7 @@ import type { Ownership } from './ownership.js';
 import type { Runs } from './runs.js';
 import type { BackendStore } from './store.js';
 import type { TokenClaims, Tokens } from './tokens.js';
+import type { ConversationUpdates } from './updates.js';
 
 export type Env = {
   Variables: RequestIdVariables & {
@@ -33,6 +34,7 @@ export interface Parts {
   tokens: Tokens;
   ownership: Ownership;
   runs: Runs;
+  updates: ConversationUpdates;
   limiter: Limiter;
   /** Secrets that must never reach a log line. */
   secrets: string[];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { ConversationList } from '../../src/protocol.js';
-import { expectError, setup, transcript } from '../support/backend.js';
+import type { ConversationDetail, ConversationList } from '../../src/protocol.js';
+import { events, expectError, setup, transcript } from '../support/backend.js';
 import { ada, apiKey } from '../support/service.js';
 
 /** One visitor with a token for each persona, on a backend that lets them start many conversations. */
@@ -190,6 +190,53 @@ describe('the visitor’s conversations', () => {
         'conversation_not_found',
       );
       assert.equal(parts.continues().length, 0, 'deleted elsewhere: not continued once this instance saw it');
+    });
+  });
+
+  describe('names', () => {
+    const long = '  How long\n does   shipping take to Alaska and Hawaii when I order a tent and two sleeping bags?  ';
+    const names = (parts: Awaited<ReturnType<typeof visitor>>) =>
+      parts.upstream.filter(u => u.path.endsWith('/set-conversation-name')).length;
+
+    it('names a conversation from its first message, once, in the background', async () => {
+      const parts = await visitor();
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      assert.equal((await parts.send(token, id, long, { accept: 'application/json' })).status, 200, 'a reply');
+      assert.equal((await parts.send(token, id, 'Thanks!', { accept: 'application/json' })).status, 200, 'another');
+      await parts.backend.drain(0);
+      const name = 'How long does shipping take to Alaska and Hawaii when I…';
+      assert.equal(parts.emulator.store.get(id)!.conversationName, name);
+      assert.equal(names(parts), 1, 'named once');
+      const detail = (await (await parts.api('GET', `/conversations/${id}`, token)).json()) as ConversationDetail;
+      assert.equal(detail.name, name);
+    });
+
+    it('never overwrites a name the visitor gave before the first message', async () => {
+      const parts = await visitor();
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      const patched = await parts.api('PATCH', `/conversations/${id}`, token, { body: { name: 'Our trip' } });
+      assert.equal(patched.status, 200, 'renamed');
+      assert.equal((await parts.send(token, id, long, { accept: 'application/json' })).status, 200, 'a reply');
+      await parts.backend.drain(0);
+      assert.equal(parts.emulator.store.get(id)!.conversationName, 'Our trip');
+      assert.equal(names(parts), 1, 'only the visitor’s rename reached the service');
+    });
+
+    it('gives the reply all the same when naming fails, and reports the failure', async t => {
+      const errors = t.mock.method(console, 'error', () => {});
+      const parts = await visitor();
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      parts.emulator.faults.set({ status: { code: 500, count: 1, on: 'manage' } });
+      const res = await parts.send(token, id, 'Do you rent tents?');
+      const list = await events(res);
+      assert.equal(list.at(-1)!.event, 'done', 'the reply ends as ever');
+      await parts.backend.drain(0);
+      assert.equal(parts.emulator.store.get(id)!.conversationName, null, 'not named');
+      assert.equal(errors.mock.callCount(), 1, 'one report');
+      assert.match(String(errors.mock.calls[0]!.arguments[0]), /^persona-chat backend: naming a conversation failed: /);
     });
   });
 });

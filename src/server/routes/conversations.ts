@@ -53,7 +53,7 @@ export function conversationId(c: Ctx): string {
   return id;
 }
 
-export function conversationRoutes({ settings, service, ownership, runs, limiter }: Parts) {
+export function conversationRoutes({ settings, service, ownership, runs, updates, limiter }: Parts) {
   const app = new Hono<Env>();
 
   app.post('/conversations', async c => {
@@ -119,26 +119,33 @@ export function conversationRoutes({ settings, service, ownership, runs, limiter
     return c.json(withRuns(detail, await runs.views(detail.id, sub)));
   });
 
+  // Changes take turns with the backend's own writes to the conversation, each reading it afresh, so that neither
+  // undoes the other: the name from the first message never overwrites the visitor's, and metadata keeps both.
   app.patch('/conversations/:id', async c => {
     const id = conversationId(c);
     const body = await readJsonBody(c, patchSchema);
     const signal = c.req.raw.signal;
-    let conversation = await ownership.check(c.get('user').sub, id, { signal, fetch: true });
-    if (body.name !== undefined) conversation = await service.setConversationName(id, body.name, { signal });
-    if (body.status !== undefined) conversation = await service.setConversationStatus(id, body.status, { signal });
-    if (body.active !== undefined) conversation = await service.setActive(id, body.active, { signal });
-    if (body.metadata !== undefined) {
-      conversation = await service.setMetadata(id, { ...conversation!.metadata, client: body.metadata }, { signal });
-    }
-    return c.json(summaryOf(conversation!));
+    const conversation = await updates.queue(id, async () => {
+      let conversation = await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+      if (body.name !== undefined) conversation = await service.setConversationName(id, body.name, { signal });
+      if (body.status !== undefined) conversation = await service.setConversationStatus(id, body.status, { signal });
+      if (body.active !== undefined) conversation = await service.setActive(id, body.active, { signal });
+      if (body.metadata !== undefined) {
+        conversation = await service.setMetadata(id, { ...conversation!.metadata, client: body.metadata }, { signal });
+      }
+      return conversation!;
+    });
+    return c.json(summaryOf(conversation));
   });
 
   app.delete('/conversations/:id', async c => {
     const id = conversationId(c);
     const signal = c.req.raw.signal;
-    await ownership.check(c.get('user').sub, id, { signal, fetch: true });
-    await service.setConversationStatus(id, deletedStatus, { signal });
-    ownership.forget(id);
+    await updates.queue(id, async () => {
+      await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+      await service.setConversationStatus(id, deletedStatus, { signal });
+      ownership.forget(id);
+    });
     return c.body(null, 204);
   });
 

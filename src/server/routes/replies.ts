@@ -21,7 +21,7 @@ const keyPattern = /^[A-Za-z0-9_.:-]{8,128}$/;
 const keyRule = '8 to 128 letters, digits, _ . : or -';
 
 export function replyRoutes(parts: Parts) {
-  const { settings, ownership, runs, limiter, secrets } = parts;
+  const { settings, ownership, runs, updates, limiter, secrets } = parts;
   const app = new Hono<Env>();
   const messageSchema = z.strictObject({
     message: z
@@ -50,15 +50,17 @@ export function replyRoutes(parts: Parts) {
       await limiter.perIp('message', settings.limits.messagesPerIpPerMinute, c);
       return limiter.replySlot(sub);
     };
-    const { record, accepted } = await runs.send({ owner: sub, conversationId: id, key }, message, admit, work => {
+    const keepAlive = (work: Promise<unknown>) => {
       // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
       try {
         c.executionCtx.waitUntil(work);
       } catch {
         // No execution context (Node): the process keeps the reply going.
       }
-    });
+    };
+    const { record, accepted } = await runs.send({ owner: sub, conversationId: id, key }, message, admit, keepAlive);
     await accepted;
+    updates.nameFromFirstMessage(id, message, keepAlive);
     if (wantsStream(c)) return stream(c, record, after);
     return c.json(await whole(c, record));
   });

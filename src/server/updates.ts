@@ -1,0 +1,100 @@
+/**
+ * @module
+ * What the backend writes into conversations besides the visitor's own changes: a name from the first message. The
+ * interface has no compare-and-set, so every such write is a read-modify-write of the conversation: within this
+ * process, the writes to one conversation take turns (a promise chain per conversation), and each reads the
+ * conversation afresh just before it writes. Two instances writing the same conversation at the same instant can
+ * still lose one of the two writes. Background writes never fail or delay a reply: their failures are reported.
+ */
+import type { ServiceClient } from '../service/client.js';
+import { isDeleted } from './ownership.js';
+import type { Background } from './runs.js';
+
+export interface UpdatesOptions {
+  service: Pick<ServiceClient, 'getConversation' | 'setConversationName'>;
+  /** Told about a background write that failed, which no request is there to hear. */
+  onError(what: string, error: unknown): void;
+  /** Most conversations remembered as needing no name. Default 10,000. */
+  capacity?: number;
+}
+
+/** Longest name made from a message, in characters, before its "…". */
+const nameLength = 60;
+
+/**
+ * A conversation's name from its first message: trimmed, whitespace collapsed, and cut on a word boundary (within
+ * the last half of the length; mid-word when a word is longer) with "…" when longer than 60 characters.
+ */
+export function nameFrom(message: string): string {
+  const chars = [...message.trim().replace(/\s+/g, ' ')];
+  if (chars.length <= nameLength) return chars.join('');
+  const head = chars.slice(0, nameLength + 1).join('');
+  const space = head.lastIndexOf(' ');
+  const cut = space >= head.length / 2 ? head.slice(0, space) : chars.slice(0, nameLength).join('');
+  return `${cut.trimEnd()}…`;
+}
+
+const noop = () => {};
+
+export class ConversationUpdates {
+  readonly #options: UpdatesOptions;
+  /** Each conversation's newest write, settled, for the next to wait for. */
+  readonly #tails = new Map<string, Promise<void>>();
+  /** Background writes under way, for `settled()`. */
+  readonly #pending = new Set<Promise<void>>();
+  /** Conversations that need no name from this process: named, or past their first message. */
+  readonly #named = new Set<string>();
+  readonly #capacity: number;
+
+  constructor(options: UpdatesOptions) {
+    this.#options = options;
+    this.#capacity = options.capacity ?? 10_000;
+  }
+
+  /** Runs `update` once the conversation's earlier writes in this process have ended, whatever their outcome. */
+  queue<T>(conversationId: string, update: () => Promise<T>): Promise<T> {
+    const result = (this.#tails.get(conversationId) ?? Promise.resolve()).then(update);
+    const tail = result.then(noop, noop);
+    this.#tails.set(conversationId, tail);
+    void tail.then(() => {
+      if (this.#tails.get(conversationId) === tail) this.#tails.delete(conversationId);
+    });
+    return result;
+  }
+
+  /** Queues `update` in the background: it fails nothing, and its failure is reported as `what`. */
+  background(conversationId: string, what: string, update: () => Promise<unknown>, keepAlive?: Background) {
+    const work = this.queue(conversationId, update).then(noop, error => this.#options.onError(what, error));
+    this.#pending.add(work);
+    void work.then(() => this.#pending.delete(work));
+    keepAlive?.(work);
+  }
+
+  /** Resolves once the background writes started so far (and any they started) have ended. */
+  async settled(): Promise<void> {
+    while (this.#pending.size) await Promise.all(this.#pending);
+  }
+
+  /**
+   * Names the conversation from a message the service accepted, in the background, if it is the conversation's
+   * first and the conversation has no name yet: a name the visitor gave is never overwritten.
+   */
+  nameFromFirstMessage(conversationId: string, message: string, keepAlive?: Background) {
+    if (this.#named.has(conversationId)) return;
+    const { service } = this.#options;
+    this.background(
+      conversationId,
+      'naming a conversation failed',
+      async () => {
+        const conversation = await service.getConversation(conversationId);
+        const later = (conversation.chatMessages ?? []).some(m => m.role === 'user' && m.content !== message);
+        if (!conversation.conversationName && !later && !isDeleted(conversation)) {
+          await service.setConversationName(conversationId, nameFrom(message));
+        }
+        this.#named.add(conversationId);
+        if (this.#named.size > this.#capacity) this.#named.delete(this.#named.values().next().value!);
+      },
+      keepAlive,
+    );
+  }
+}

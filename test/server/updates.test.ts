@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConversationUpdates, nameFrom } from '../../src/server/updates.js';
+
+describe('nameFrom', () => {
+  it('trims and collapses whitespace', () => {
+    assert.equal(nameFrom('  Do you\n\n rent\ttents?  '), 'Do you rent tents?');
+  });
+
+  it('cuts a long message on a word boundary, with an ellipsis', () => {
+    const message = 'Which of your tents would keep two people dry through a week of rain in the mountains?';
+    assert.equal(nameFrom(message), 'Which of your tents would keep two people dry through a week…');
+    assert.ok(nameFrom(message).length <= 61, 'at most 60 characters and the ellipsis');
+  });
+
+  it('keeps exactly 60 characters whole, and cuts a word longer than half the length where it must', () => {
+    const sixty = 'a'.repeat(29) + ' ' + 'b'.repeat(30);
+    assert.equal(nameFrom(sixty), sixty);
+    assert.equal(nameFrom(`${sixty} c`), `${sixty}…`, 'the space after the 60th character is a boundary');
+    assert.equal(nameFrom('x '.concat('y'.repeat(100))), `x ${'y'.repeat(58)}…`);
+  });
+
+  it('never splits a character made of two UTF-16 units', () => {
+    const name = nameFrom('🏕'.repeat(70));
+    assert.equal(name, `${'🏕'.repeat(60)}…`);
+  });
+});
+
+describe('ConversationUpdates', () => {
+  it('runs the writes to one conversation one after another, even after one fails', async () => {
+    const updates = new ConversationUpdates({
+      service: {
+        getConversation: async () => ({ conversationId: 'c' }),
+        setConversationName: async () => ({}) as never,
+      },
+      onError: () => {},
+    });
+    const order: string[] = [];
+    let release!: () => void;
+    const first = updates.queue('c', async () => {
+      await new Promise<void>(resolve => (release = resolve));
+      order.push('first');
+      throw new Error('first failed');
+    });
+    const second = updates.queue('c', async () => order.push('second'));
+    const elsewhere = updates.queue('d', async () => order.push('elsewhere'));
+    await elsewhere;
+    assert.deepEqual(order, ['elsewhere'], 'another conversation does not wait');
+    release();
+    await assert.rejects(first, /first failed/);
+    await second;
+    assert.deepEqual(order, ['elsewhere', 'first', 'second']);
+  });
+
+  it('reports a background write that failed, and settles once it has', async () => {
+    const reports: string[] = [];
+    const updates = new ConversationUpdates({
+      service: {
+        getConversation: async () => {
+          throw new Error('unreachable');
+        },
+        setConversationName: async () => ({}) as never,
+      },
+      onError: (what, error) => reports.push(`${what}: ${(error as Error).message}`),
+    });
+    updates.nameFromFirstMessage('c', 'Hello');
+    await updates.settled();
+    assert.deepEqual(reports, ['naming a conversation failed: unreachable']);
+  });
+});
