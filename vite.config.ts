@@ -1,21 +1,29 @@
+import { readdir, rm } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { defineConfig } from 'vite';
 import type { Plugin } from 'vite';
 
 /** Every byte of the element ships to every visitor: the build fails above this gzip size. */
-const budgetBytes = 40 * 1024;
+const budgetBytes = 41 * 1024;
 
 function sizeBudget(): Plugin {
   return {
     name: 'persona-chat-size-budget',
+    async buildStart() {
+      // The chunks of an earlier build (their names carry a hash) would otherwise pile up beside the new ones.
+      const old = (await readdir('dist').catch(() => [])).filter(name => /^persona-chat-.*\.js(\.map)?$/.test(name));
+      await Promise.all(old.map(name => rm(`dist/${name}`)));
+    },
     generateBundle(_options, bundle) {
-      for (const file of Object.values(bundle)) {
-        if (file.type !== 'chunk' || file.fileName !== 'persona-chat.js') continue;
-        const gzip = gzipSync(file.code, { level: 9 }).length;
-        const line = `persona-chat.js: ${(file.code.length / 1024).toFixed(1)} KB, ${(gzip / 1024).toFixed(1)} KB gzip (budget ${budgetBytes / 1024} KB)`;
-        if (gzip > budgetBytes) this.error(`${line}: over budget`);
-        this.info(line);
-      }
+      const entry = bundle['persona-chat.js'];
+      if (entry?.type !== 'chunk') return;
+      // What a page loads before anything else: the file and whatever it imports statically.
+      const files = [entry, ...entry.imports.map(name => bundle[name])].filter(file => file?.type === 'chunk');
+      const code = files.map(file => file.code).join('');
+      const gzip = files.reduce((sum, file) => sum + gzipSync(file.code, { level: 9 }).length, 0);
+      const line = `persona-chat.js${files.length > 1 ? ` and ${files.length - 1} chunks it imports` : ''}: ${(code.length / 1024).toFixed(1)} KB, ${(gzip / 1024).toFixed(1)} KB gzip (budget ${budgetBytes / 1024} KB)`;
+      if (gzip > budgetBytes) this.error(`${line}: over budget`);
+      this.info(line);
     },
   };
 }

@@ -8,7 +8,7 @@
  * removed from the page cancels everything it started and sends nothing more.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { ConversationDetail, RunView, StreamEvents } from '../protocol.js';
+import type { ConversationDetail, ConversationList, RunView, StreamEvents } from '../protocol.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { session, withLock } from './session.js';
 import type { FetchLike, Session } from './session.js';
@@ -320,6 +320,47 @@ export class ChatController implements ReactiveController {
 
   feedback(id: string, value: Feedback) {
     this.#apply({ type: 'feedback', id, value });
+  }
+
+  /** A request of the conversation list's: answered, or thrown as the error the backend said. */
+  async #manage(path: string, init: RequestInit = {}): Promise<Response> {
+    const response = await this.#fetch(path, { ...init, signal: AbortSignal.timeout(requestTimeoutMs) });
+    if (!response.ok) throw await errorFromResponse(response);
+    return response;
+  }
+
+  /** A page of the visitor's conversations with this persona; `next` goes on where it stopped. */
+  async listConversations(cursor?: string | null): Promise<ConversationList> {
+    const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : '';
+    return (await this.#manage(`/conversations${query}`)).json() as Promise<ConversationList>;
+  }
+
+  async renameConversation(id: string, name: string): Promise<void> {
+    await this.#manage(`/conversations/${encodeURIComponent(id)}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name }),
+    });
+  }
+
+  /** Deletes a conversation; the one shown gives way to a new one. */
+  async deleteConversation(id: string): Promise<void> {
+    await this.#manage(`/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    if (id === this.state.conversationId) this.newConversation();
+  }
+
+  /**
+   * Shows another of the visitor's conversations. The replies of the one left go on at the backend (they are not
+   * stopped), and a running reply of the one opened is followed.
+   */
+  async openConversation(id: string): Promise<void> {
+    await this.#starting();
+    const storage = this.#storage!;
+    if (id === this.state.conversationId) return;
+    this.#leave();
+    this.#apply({ type: 'reset' });
+    storage.conversationId = id;
+    await this.#load(id, storage, this.#generation);
   }
 
   /** Cancels every turn this element started; texts never sent go back to the composer. */

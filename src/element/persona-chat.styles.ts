@@ -211,6 +211,76 @@ export const styles = css`
     gap: 12px;
     overscroll-behavior: contain;
   }
+  .history {
+    flex: 1;
+    overflow-y: auto;
+    padding: 12px 16px;
+    display: flex;
+    flex-direction: column;
+    gap: 8px;
+  }
+  .history h3 {
+    margin: 4px 0 0;
+    font-size: 1em;
+  }
+  .history .back {
+    align-self: flex-start;
+  }
+  .history ul {
+    list-style: none;
+    margin: 0;
+    padding: 0;
+  }
+  .history li {
+    display: flex;
+    align-items: center;
+    gap: 6px;
+    padding: 6px 0;
+    border-block-end: 1px solid var(--_border);
+  }
+  .conversation {
+    flex: 1;
+    min-inline-size: 0;
+    display: flex;
+    flex-direction: column;
+    align-items: flex-start;
+    border: none;
+    background: none;
+    color: inherit;
+    font: inherit;
+    text-align: start;
+    padding: 4px;
+    border-radius: 8px;
+  }
+  .conversation[aria-current] {
+    background: var(--_surface);
+  }
+  .conversation .name {
+    font-weight: 600;
+    max-inline-size: 100%;
+    overflow: hidden;
+    text-overflow: ellipsis;
+    white-space: nowrap;
+  }
+  .conversation .date {
+    color: var(--_muted);
+    font-size: 0.85em;
+  }
+  .rename {
+    flex: 1;
+    display: flex;
+    gap: 6px;
+  }
+  .rename input {
+    flex: 1;
+    min-inline-size: 0;
+    font: inherit;
+    padding: 4px 8px;
+    border: 1px solid var(--_border);
+    border-radius: 8px;
+    background: var(--_bg);
+    color: inherit;
+  }
   .item {
     display: contents;
   }

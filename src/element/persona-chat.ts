@@ -16,6 +16,7 @@ import {
   PersonaChatSendEvent,
 } from './events.js';
 import { isRightToLeft, languageOf, loadTable } from './locale.js';
+import type { HistoryList, HistoryView } from './history.js';
 import { forgetViews, renderHistoryItem, renderTurn } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { styles } from './persona-chat.styles.js';
@@ -24,12 +25,16 @@ import type { Feedback } from './state.js';
 import type { StorageKind } from './storage.js';
 import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
+import type { ConversationSummary } from '../protocol.js';
 
 const chatIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
   <path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.4A8 8 0 1 1 21 12z" />
 </svg>`;
 const closeIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
   <path d="M6 6l12 12M18 6L6 18" />
+</svg>`;
+const historyIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
+  <path d="M4 6h16M4 12h16M4 18h10" />
 </svg>`;
 const newIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
   <path d="M12 5v14M5 12h14" />
@@ -96,6 +101,9 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @csspart copy-button - A code block's copy button.
  * @csspart retry-button - Retry on a failed or stopped reply.
  * @csspart starter - A suggested first question of an empty conversation.
+ * @csspart history-button - The header button that shows the history view.
+ * @csspart history - The history view: the visitor's conversations with this persona.
+ * @csspart history-item - A conversation in the history view.
  * @csspart composer - The form at the bottom.
  * @csspart input - The message box.
  * @csspart send-button - The send (or stop) button.
@@ -160,6 +168,8 @@ export class PersonaChat extends LitElement {
   @property({ reflect: true }) position: 'bottom-right' | 'bottom-left' = 'bottom-right';
   /** `auto`, `light` or `dark`. */
   @property({ reflect: true }) theme: 'auto' | 'light' | 'dark' = 'auto';
+  /** Hides the history view (the visitor's other conversations), for a site that wants one thread. */
+  @property({ type: Boolean, attribute: 'no-history' }) noHistory = false;
   /** Where the conversation id is kept: `local`, `session` or `none`. */
   @property() storage: StorageKind = 'local';
   /** Page context sent when a conversation starts (flat string values). */
@@ -183,12 +193,17 @@ export class PersonaChat extends LitElement {
   @state() private errorMessage = '';
   /** Replies that finished while the panel was closed. */
   @state() private unread = 0;
+  /** The history view's list, while the view is shown. */
+  @state() history: HistoryList | undefined;
+  /** The history view's code, loaded the first time it is shown. */
+  #historyView: Promise<HistoryView> | undefined;
+  #shownHistory: HistoryView | undefined;
   @query('textarea') private input?: HTMLTextAreaElement;
   @query('.messages') private list?: HTMLElement;
   @query('.launcher') private launcherButton?: HTMLButtonElement;
 
   private readonly chat = new ChatController(this);
-  private announcement = '';
+  @query('.live') private live?: HTMLElement;
   /** The turn whose reply is to be read out once it is drawn. */
   #toAnnounce: string | undefined;
   readonly #internals = this.attachInternals();
@@ -298,6 +313,13 @@ export class PersonaChat extends LitElement {
     }
     if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
     if (this.#toAnnounce) this.#announce(this.#toAnnounce);
+    const changes = changed as Map<string, unknown>;
+    if (changes.has('history')) {
+      const before = changes.get('history') as HistoryList | undefined;
+      if (this.history?.renaming && this.history.renaming !== before?.renaming) {
+        this.renderRoot.querySelector<HTMLInputElement>('.rename input')?.focus();
+      } else if (!this.history && before) this.input?.focus();
+    }
     if (changed.has('turnStatus')) {
       try {
         for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
@@ -346,12 +368,50 @@ export class PersonaChat extends LitElement {
     await this.updateComplete;
   }
 
+  /** The visitor's conversations with this persona (the first pages, up to 100), as the backend lists them. */
+  async listConversations(): Promise<ConversationSummary[]> {
+    const all: ConversationSummary[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 10 && all.length < 100; pages++) {
+      const page = await this.chat.listConversations(cursor);
+      all.push(...page.data);
+      if (!(cursor = page.next)) break;
+    }
+    return all;
+  }
+
+  /**
+   * Shows another of the visitor's conversations (a reply still being written goes on and is followed). Resolves
+   * once it is shown, after `persona-chat-conversation` with `restored: true`.
+   */
+  async openConversation(id: string) {
+    forgetViews(this);
+    this.errorMessage = '';
+    this.say('');
+    await this.chat.openConversation(id);
+    this.history = undefined;
+    await this.updateComplete;
+  }
+
+  /** What the history view shows when something failed. */
+  get errorText() {
+    return this.text.errorGeneric;
+  }
+
+  /** Shows or hides the history view; its code is loaded the first time. */
+  private async toggleHistory() {
+    if (this.history) return void (this.history = undefined);
+    this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(this, this.chat));
+    await (this.#shownHistory = await this.#historyView).show();
+  }
+
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
   async newConversation() {
     this.chat.newConversation();
+    this.history = undefined;
     forgetViews(this);
     this.errorMessage = '';
-    this.announcement = '';
+    this.say('');
     this.requestUpdate();
     await this.updateComplete;
   }
@@ -360,12 +420,17 @@ export class PersonaChat extends LitElement {
     if (this.inline || this.open) this.#toAnnounce = id;
     else {
       this.unread++;
-      this.announcement = this.text.unread(this.unread);
+      this.say(this.text.unread(this.unread));
     }
     this.requestUpdate();
     this.dispatchEvent(
       new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
     );
+  }
+
+  /** Has screen readers say `text` (politely); set apart from rendering, so that saying it needs no update. */
+  private say(text: string) {
+    if (this.live) this.live.textContent = text;
   }
 
   /**
@@ -379,8 +444,7 @@ export class PersonaChat extends LitElement {
     const copy = drawn.cloneNode(true) as Element;
     copy.querySelectorAll('sup.cite, button').forEach(node => node.remove());
     const text = (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
-    this.announcement = `${this.text.said(this.heading || this.text.assistant)} ${text}`;
-    this.requestUpdate();
+    this.say(`${this.text.said(this.heading || this.text.assistant)} ${text}`);
   }
 
   /** Sets the message box's text, and keeps it for a reload of the tab. */
@@ -507,7 +571,7 @@ export class PersonaChat extends LitElement {
               ${this.unread && !this.open ? html`<span class="badge" part="unread-badge" aria-hidden="true">${this.unread}</span>` : nothing}
             </button>`
       }
-      <div class="sr-only" aria-live="polite">${this.announcement}</div>
+      <div class="sr-only live" aria-live="polite"></div>
       <section
         id="panel"
         class="panel ${inline ? 'inline' : 'floating'}"
@@ -524,6 +588,21 @@ export class PersonaChat extends LitElement {
             <h2>${t.heading}</h2>
             ${this.subheading ? html`<p>${this.subheading}</p>` : nothing}
           </div>
+          ${
+            this.noHistory
+              ? nothing
+              : html`<button
+                  type="button"
+                  class="icon-button"
+                  part="history-button"
+                  aria-label=${t.conversations}
+                  title=${t.conversations}
+                  aria-pressed=${this.history ? 'true' : 'false'}
+                  @click=${() => this.toggleHistory()}
+                >
+                  ${historyIcon}
+                </button>`
+          }
           <button
             type="button"
             class="icon-button"
@@ -535,10 +614,12 @@ export class PersonaChat extends LitElement {
           </button>
           ${inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => this.hide()}>${closeIcon}</button>`}
         </header>
+        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#shown.language) : nothing}
         <div
           class="messages"
           part="messages"
           role="log"
+          ?hidden=${Boolean(this.history)}
           aria-live="off"
           @scroll=${this.scrolled}
           @click=${this.clickInMessages}
@@ -568,7 +649,7 @@ export class PersonaChat extends LitElement {
             : nothing
         }
         ${this.errorMessage ? html`<div class="error" part="error" role="alert">${this.errorMessage}</div>` : nothing}
-        <form part="composer" @submit=${this.submit}>
+        <form part="composer" ?hidden=${Boolean(this.history)} @submit=${this.submit}>
           <textarea
             part="input"
             rows="1"

@@ -27,7 +27,13 @@ export const faults = (body: unknown) =>
 export const stored = async (conversationId: string) =>
   (await (
     await fetch(`/emulator/conversations/${conversationId}`, { headers: { 'x-svc-api-key': 'browser-test-key' } })
-  ).json()) as { chatMessages: { role: string; content: string }[]; externalUserId: string };
+  ).json()) as {
+    chatMessages: { role: string; content: string }[];
+    externalUserId: string;
+    conversationName?: string;
+    conversationStatus?: string;
+    metadata?: Record<string, unknown>;
+  };
 
 /** Resets the emulator's faults and the record of continue requests, and forgets browser storage. */
 export async function resetAll() {

@@ -1,0 +1,175 @@
+/**
+ * @module
+ * The history view: the visitor's conversations with this persona, newest first as the backend lists them, to
+ * reopen, rename or delete. A chunk of its own, loaded the first time the visitor opens the view. It takes Lit's
+ * `html` and `nothing` from the element rather than importing Lit, so that Lit stays in the element's one file.
+ */
+import type { html as litHtml, nothing as litNothing } from 'lit';
+import type { ConversationList, ConversationSummary } from '../protocol.js';
+import type { Strings } from './strings.js';
+
+/** What the view shows: the conversations listed so far, and where the list goes on. */
+export interface HistoryList {
+  items: ConversationSummary[];
+  next: string | null;
+  loading: boolean;
+  error: string;
+  /** The conversation whose name is being edited. */
+  renaming: string | null;
+}
+
+/** What the view needs of the element: its list (set to show the view, cleared to leave it) and its strings. */
+export interface HistoryHost {
+  history: HistoryList | undefined;
+  openConversation(id: string): Promise<void>;
+  readonly errorText: string;
+}
+
+/** What the view needs of the conversations: the controller's requests. */
+export interface Conversations {
+  listConversations(cursor?: string | null): Promise<ConversationList>;
+  renameConversation(id: string, name: string): Promise<void>;
+  deleteConversation(id: string): Promise<void>;
+}
+
+const units: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['year', 365 * 86_400],
+  ['month', 30 * 86_400],
+  ['week', 7 * 86_400],
+  ['day', 86_400],
+  ['hour', 3600],
+  ['minute', 60],
+];
+
+/** "3 days ago", "yesterday", "now", in the language shown. */
+export function relativeTime(iso: string | null, language: string, now = Date.now()): string {
+  const time = iso ? Date.parse(iso) : NaN;
+  if (Number.isNaN(time)) return '';
+  const seconds = Math.round((time - now) / 1000);
+  const format = new Intl.RelativeTimeFormat(language, { numeric: 'auto' });
+  for (const [unit, size] of units) {
+    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
+  }
+  return format.format(0, 'second');
+}
+
+/** Lit's template tag and its empty value, as the element has them. */
+export interface Lit {
+  html: typeof litHtml;
+  nothing: typeof litNothing;
+}
+
+export class HistoryView {
+  constructor(
+    readonly host: HistoryHost,
+    readonly conversations: Conversations,
+  ) {}
+
+  /** Shows the view with the first page of the list. */
+  async show() {
+    this.host.history = { items: [], next: null, loading: true, error: '', renaming: null };
+    await this.#page(null);
+  }
+
+  /** Adds a page of conversations. */
+  async #page(cursor: string | null) {
+    await this.#change(async () => {
+      const page = await this.conversations.listConversations(cursor);
+      return { items: [...(this.host.history?.items ?? []), ...page.data], next: page.next, loading: false };
+    });
+  }
+
+  /** Runs a change of the view's, showing an error in it when it fails. */
+  async #change(work: () => Promise<Partial<HistoryList> | void>) {
+    try {
+      const change = await work();
+      if (this.host.history) this.host.history = { ...this.host.history, error: '', ...change };
+    } catch {
+      if (this.host.history) this.host.history = { ...this.host.history, loading: false, error: this.host.errorText };
+    }
+  }
+
+  #set(change: Partial<HistoryList>) {
+    if (this.host.history) this.host.history = { ...this.host.history, ...change };
+  }
+
+  #rename(id: string, name: string) {
+    return this.#change(async () => {
+      await this.conversations.renameConversation(id, name.trim());
+      const items = this.host.history?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
+      return { items, renaming: null };
+    });
+  }
+
+  #remove(id: string) {
+    return this.#change(async () => {
+      await this.conversations.deleteConversation(id);
+      return { items: this.host.history?.items.filter(item => item.id !== id) };
+    });
+  }
+
+  render({ html, nothing }: Lit, list: HistoryList, current: string | null, t: Strings, language: string) {
+    const nameOf = (item: ConversationSummary) => item.name?.trim() || t.untitled;
+    const row = (item: ConversationSummary) => {
+      const name = nameOf(item);
+      if (list.renaming === item.id) {
+        return html`<li>
+          <form
+            class="rename"
+            @submit=${(event: Event) => {
+              event.preventDefault();
+              const input = (event.target as HTMLFormElement).elements.namedItem('name') as HTMLInputElement;
+              void this.#rename(item.id, input.value);
+            }}
+            @keydown=${(event: KeyboardEvent) => {
+              if (event.key !== 'Escape') return;
+              event.stopPropagation();
+              this.#set({ renaming: null });
+            }}
+          >
+            <input name="name" aria-label=${t.conversationName} maxlength="100" .value=${item.name ?? ''} />
+            <button type="submit" class="text-button">${t.save}</button>
+            <button type="button" class="text-button" @click=${() => this.#set({ renaming: null })}>${t.cancel}</button>
+          </form>
+        </li>`;
+      }
+      return html`<li>
+        <button
+          type="button"
+          class="conversation"
+          part="history-item"
+          aria-current=${item.id === current ? 'true' : nothing}
+          @click=${() => void this.host.openConversation(item.id).catch(() => this.#change(() => Promise.reject()))}
+        >
+          <span class="name">${name}</span>
+          <span class="date">${relativeTime(item.updatedAt ?? item.createdAt, language)}</span>
+        </button>
+        <button
+          type="button"
+          class="text-button"
+          aria-label=${`${t.rename}: ${name}`}
+          @click=${() => this.#set({ renaming: item.id })}
+        >
+          ${t.rename}
+        </button>
+        <button type="button" class="text-button" aria-label=${`${t.delete}: ${name}`} @click=${() => this.#remove(item.id)}>
+          ${t.delete}
+        </button>
+      </li>`;
+    };
+    return html`<div class="history" part="history">
+      <button type="button" class="text-button back" @click=${() => (this.host.history = undefined)}>
+        ${t.backToChat}
+      </button>
+      <h3 id="history-heading">${t.conversations}</h3>
+      ${list.items.length ? html`<ul aria-labelledby="history-heading">${list.items.map(row)}</ul>` : nothing}
+      ${!list.items.length && !list.loading && !list.error ? html`<p>${t.noConversations}</p>` : nothing}
+      ${list.error ? html`<p class="error" role="alert">${list.error}</p>` : nothing}
+      ${
+        list.next && !list.loading
+          ? html`<button type="button" class="text-button" @click=${() => this.#page(list.next)}>${t.more}</button>`
+          : nothing
+      }
+    </div>`;
+  }
+}

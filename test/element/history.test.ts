@@ -1,0 +1,97 @@
+// The history view: the visitor's conversations with this persona, reopened, renamed and deleted through the
+// panel, against the real backend and emulator; and its relative dates.
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { relativeTime } from '../../src/element/history.js';
+import type { PersonaChat } from '../../src/element/persona-chat.js';
+import { Harness, juniper, oneEvent, resetAll, stored } from './harness.js';
+
+const element = async () =>
+  new Harness(
+    await fixture<PersonaChat>(
+      html`<persona-chat endpoint="/persona-chat" mode="inline" storage="local" persona-id=${juniper}></persona-chat>`,
+    ),
+  );
+
+/** Sends a message and waits for its reply; returns the conversation it went to. */
+async function ask(h: Harness, text: string) {
+  const replied = oneEvent(h.el, 'persona-chat-message');
+  void h.el.send(text).catch(() => {});
+  await replied;
+  await h.settled();
+  return h.el.listConversations().then(list => list.map(c => c.id));
+}
+
+/** Opens the history view and waits until its list came. */
+async function openHistory(h: Harness) {
+  h.root.querySelector<HTMLButtonElement>('[part="history-button"]')!.click();
+  await waitUntil(() => h.root.querySelector('.history') && !h.root.querySelector('.history [aria-busy]'), 'the view');
+  await waitUntil(() => h.root.querySelector('.history ul, .history p'), 'the list');
+  return h.root.querySelector<HTMLElement>('.history')!;
+}
+
+const names = (view: HTMLElement) => [...view.querySelectorAll('.conversation .name')].map(n => n.textContent);
+
+describe('<persona-chat> history view', () => {
+  beforeEach(resetAll);
+
+  it('switches, renames and deletes conversations, and a reload finds them as left', async () => {
+    const h = await element();
+    await ask(h, 'How long does shipping take?');
+    const first = (await h.el.listConversations())[0]!.id;
+    await h.el.newConversation();
+    await ask(h, 'Do you rent tents?');
+    const second = (await h.el.listConversations()).find(c => c.id !== first)!.id;
+
+    let view = await openHistory(h);
+    expect(names(view).sort()).to.deep.equal(['Do you rent tents?', 'How long does shipping take?']);
+    const current = view.querySelector('[aria-current="true"] .name')!.textContent;
+    expect(current).to.equal('Do you rent tents?', 'the open one is marked');
+
+    const restored = oneEvent(h.el, 'persona-chat-conversation');
+    [...view.querySelectorAll<HTMLButtonElement>('.conversation')]
+      .find(b => b.textContent!.includes('shipping'))!
+      .click();
+    expect((await restored).conversationId).to.equal(first);
+    await waitUntil(() => !h.root.querySelector('.history'), 'back to the chat');
+    expect(h.userMessages()).to.deep.equal(['How long does shipping take?']);
+
+    view = await openHistory(h);
+    view.querySelector<HTMLButtonElement>('[aria-label="Rename: How long does shipping take?"]')!.click();
+    await waitUntil(() => h.root.querySelector('.rename input'), 'the name box');
+    const input = h.root.querySelector<HTMLInputElement>('.rename input')!;
+    expect(h.root.activeElement).to.equal(input, 'the name box has the focus');
+    input.value = '  Shipping questions ';
+    h.root.querySelector<HTMLButtonElement>('.rename button[type="submit"]')!.click();
+    await waitUntil(() => names(view).includes('Shipping questions'), 'the new name');
+    view.querySelector<HTMLButtonElement>('[aria-label="Delete: Do you rent tents?"]')!.click();
+    await waitUntil(() => names(view).length === 1, 'the deleted one is gone');
+    expect((await stored(first)).conversationName).to.equal('Shipping questions');
+    expect((await stored(second)).conversationStatus).to.equal('deleted');
+
+    h.el.remove();
+    const again = await element();
+    await waitUntil(() => again.userMessages().length === 1, 'the open conversation is restored');
+    expect(again.userMessages()).to.deep.equal(['How long does shipping take?']);
+    view = await openHistory(again);
+    expect(names(view)).to.deep.equal(['Shipping questions']);
+  });
+
+  it('can be turned off', async () => {
+    const h = new Harness(
+      await fixture<PersonaChat>(
+        html`<persona-chat no-history endpoint="/persona-chat" mode="inline" storage="none" persona-id=${juniper}></persona-chat>`,
+      ),
+    );
+    expect(h.root.querySelector('[part="history-button"]')).to.equal(null);
+  });
+
+  it('dates conversations relative to now, in the language shown', () => {
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    expect(relativeTime('2026-11-23T11:59:30Z', 'en', now)).to.equal('now');
+    expect(relativeTime('2026-11-23T09:00:00Z', 'en', now)).to.equal('3 hours ago');
+    expect(relativeTime('2026-11-22T12:00:00Z', 'en', now)).to.equal('yesterday');
+    expect(relativeTime('2026-11-22T12:00:00Z', 'de', now)).to.equal('gestern');
+    expect(relativeTime('2026-10-20T12:00:00Z', 'fr', now)).to.equal('le mois dernier');
+    expect(relativeTime(null, 'en', now)).to.equal('');
+  });
+});
