@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'origin_not_allowed'
   | 'conversation_not_found'
   | 'run_not_found'
+  | 'message_not_found'
   | 'not_found'
   | 'duplicate_request'
   | 'run_finished'
@@ -79,6 +80,36 @@ export interface MessageView {
   content: string;
   createdAt: string | null;
   runId: string | null;
+  /** The visitor's feedback on this reply; always null on the visitor's own messages. */
+  feedback: MessageFeedback | null;
+}
+
+/** The visitor's feedback on a reply, as a conversation's messages show it. */
+export interface MessageFeedback {
+  /** 1 is thumbs up, -1 thumbs down. */
+  score: 1 | -1;
+  comment: string | null;
+  tags: string[];
+}
+
+/**
+ * `POST {endpoint}/conversations/:id/messages/:messageId/feedback` body, on a reply (an assistant message) of the
+ * visitor's conversation: `comment` up to 1,000 characters, `tags` up to 10 of up to 40 characters. A second POST
+ * for the same reply replaces the first.
+ */
+export interface FeedbackRequest {
+  score: 1 | -1;
+  comment?: string;
+  tags?: string[];
+}
+
+/** The answer to a feedback POST (200): the feedback as kept. */
+export interface FeedbackResponse extends MessageFeedback {
+  /** A new UUID for every POST. */
+  id: string;
+  messageId: string;
+  /** ISO 8601. */
+  createdAt: string;
 }
 
 /** How a run stands: `interrupted` means its producer went away before the reply ended. */

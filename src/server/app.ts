@@ -21,6 +21,7 @@ import { bearerToken } from './middleware/bearer-token.js';
 import { requestLog } from './middleware/request-log.js';
 import { Ownership } from './ownership.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { feedbackRoutes } from './routes/feedback.js';
 import { healthRoutes } from './routes/health.js';
 import { replyRoutes } from './routes/replies.js';
 import { sessionRoutes } from './routes/session.js';
@@ -100,6 +101,7 @@ export function createBackend(config: BackendConfig): Backend {
     updates,
     limiter: new Limiter(store, settings, config.clientIp),
     secrets,
+    report,
   };
 
   const root = new Hono<Env>();
@@ -153,6 +155,7 @@ export function createBackend(config: BackendConfig): Backend {
   app.route('/', sessionRoutes(parts));
   app.route('/', conversationRoutes(parts));
   app.route('/', replyRoutes(parts));
+  app.route('/', feedbackRoutes(parts));
 
   const handlers = errorHandlers(secrets);
   root.notFound(handlers.notFound);

@@ -4,6 +4,7 @@
  * command-line flag and environment variable that set it), so a misconfigured server never starts.
  */
 import type { Timeouts } from '../service/client.js';
+import type { StoredFeedback } from './annotations.js';
 import type { BackendStore } from './store.js';
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -34,6 +35,8 @@ export interface Limits {
    * one when a page opens, so only a script reads two a second.
    */
   conversationReadsPerUserPerMinute: number;
+  /** Feedback one user may give a minute (each costs a read and a write of the conversation). Default 30. */
+  feedbackPerUserPerMinute: number;
   /** Replies one user may have in progress at once (being produced, whoever follows them). Default 2. */
   concurrentStreamsPerUser: number;
   /** How long a reply's run is kept for re-attaching and replay after its last event. Default 600 s. */
@@ -55,6 +58,7 @@ export const defaultLimits: Limits = {
   sessionsPerVisitorPerMinute: 60,
   conversationsPerUserPerMinute: 10,
   conversationReadsPerUserPerMinute: 120,
+  feedbackPerUserPerMinute: 30,
   concurrentStreamsPerUser: 2,
   replayWindowSeconds: 600,
   eventsPerRun: 4000,
@@ -140,6 +144,25 @@ export interface BackendConfig {
   http2Fetch?: FetchLike;
   /** Where log lines go. Default: one JSON line on stdout. */
   log?: (line: LogLine) => void;
+  /**
+   * Told once about every feedback the backend accepted and kept, for the site's own records (analytics, a ticket).
+   * It does not hold up the answer; a promise it returns is awaited in the background (through `waitUntil` on
+   * Workers), and a failure, thrown or rejected, is reported on stderr and fails nothing.
+   */
+  onFeedback?: (event: FeedbackEvent) => void | Promise<unknown>;
+}
+
+/** What `onFeedback` is told. */
+export interface FeedbackEvent {
+  conversationId: string;
+  /** The reply the feedback is about. */
+  messageId: string;
+  /** The visitor: the externalUserId of the conversation. */
+  userId: string;
+  /** The persona of the conversation; null for a general one. */
+  personaId: string | null;
+  /** As kept in the conversation's metadata: the interface's Feedback fields. */
+  feedback: StoredFeedback;
 }
 
 /** The command-line flag and environment variable behind each setting, for error messages. */

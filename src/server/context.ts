@@ -38,4 +38,20 @@ export interface Parts {
   limiter: Limiter;
   /** Secrets that must never reach a log line. */
   secrets: string[];
+  /** Reports a failure no request is there to hear (on stderr, without secrets). */
+  report(what: string, error: unknown): void;
+}
+
+/**
+ * Hands work that goes on after the response to the runtime: on Workers, `waitUntil`; elsewhere (Node) the process
+ * keeps it going by itself.
+ */
+export function keepAliveOf(c: Ctx): (work: Promise<unknown>) => void {
+  return work => {
+    try {
+      c.executionCtx.waitUntil(work);
+    } catch {
+      // No execution context (Node): the process keeps the work going.
+    }
+  };
 }

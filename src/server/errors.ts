@@ -49,6 +49,7 @@ const statusOfCode: Record<ErrorCode, number> = {
   origin_not_allowed: 403,
   conversation_not_found: 404,
   run_not_found: 404,
+  message_not_found: 404,
   not_found: 404,
   duplicate_request: 409,
   run_finished: 409,

@@ -8,7 +8,8 @@
 export { createBackend } from './app.js';
 export type { Backend } from './app.js';
 export { ConfigError, defaultLimits } from './config.js';
-export type { BackendConfig, Limits, LogLine } from './config.js';
+export type { BackendConfig, FeedbackEvent, Limits, LogLine } from './config.js';
+export type { StoredFeedback } from './annotations.js';
 export { HttpError } from './errors.js';
 export { MemoryStore, StoreUnavailableError } from './store.js';
 export type {

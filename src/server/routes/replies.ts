@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { readJsonBody } from '../../json-body.js';
 import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
+import { keepAliveOf } from '../context.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError, errorOfEvent, noteFailure } from '../errors.js';
 import { fold, interrupted, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
@@ -50,14 +51,8 @@ export function replyRoutes(parts: Parts) {
       await limiter.perIp('message', settings.limits.messagesPerIpPerMinute, c);
       return limiter.replySlot(sub);
     };
-    const keepAlive = (work: Promise<unknown>) => {
-      // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
-      try {
-        c.executionCtx.waitUntil(work);
-      } catch {
-        // No execution context (Node): the process keeps the reply going.
-      }
-    };
+    // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
+    const keepAlive = keepAliveOf(c);
     const { record, accepted } = await runs.send({ owner: sub, conversationId: id, key }, message, admit, keepAlive);
     await accepted;
     updates.nameFromFirstMessage(id, message, keepAlive);

@@ -1,0 +1,97 @@
+/**
+ * @module
+ * Feedback on a reply: `POST /conversations/:id/messages/:messageId/feedback`. The interface has no place to write
+ * feedback, so it is kept in the conversation's metadata (see `../annotations.ts`), where every device reads it back
+ * with the conversation, and the site hears of it through `onFeedback`.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { readJsonBody } from '../../json-body.js';
+import type { FeedbackResponse } from '../../protocol.js';
+import { feedbackView, withFeedback } from '../annotations.js';
+import type { StoredFeedback } from '../annotations.js';
+import { keepAliveOf } from '../context.js';
+import type { Ctx, Env, Parts } from '../context.js';
+import { HttpError } from '../errors.js';
+import { conversationId } from './conversations.js';
+
+/** A message id as the service gives them (UUIDs), or near enough; never one that names an object's prototype. */
+const messageIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+const feedbackSchema = z.strictObject({
+  score: z.union([z.literal(1), z.literal(-1)], { error: 'score must be 1 or -1' }),
+  comment: z
+    .string({ error: 'comment must be a string' })
+    .max(1000, 'comment must be at most 1,000 characters')
+    .optional(),
+  tags: z
+    .array(
+      z
+        .string({ error: 'tags must be strings' })
+        .trim()
+        .min(1, 'a tag must not be empty')
+        .max(40, 'a tag must be at most 40 characters'),
+      { error: 'tags must be an array of strings' },
+    )
+    .max(10, 'give at most 10 tags')
+    .optional(),
+});
+
+const messageNotFound = () =>
+  new HttpError(404, 'message_not_found', 'There is no such reply in this conversation.', { retryable: false });
+
+function messageIdOf(c: Ctx): string {
+  const id = c.req.param('messageId') ?? '';
+  if (!messageIdPattern.test(id)) {
+    throw new HttpError(400, 'invalid_request', 'The message id is malformed.', { retryable: false });
+  }
+  return id;
+}
+
+export function feedbackRoutes({ config, settings, service, ownership, updates, limiter, report }: Parts) {
+  const app = new Hono<Env>();
+
+  app.post('/conversations/:id/messages/:messageId/feedback', async c => {
+    const { sub } = c.get('user');
+    const id = conversationId(c);
+    const messageId = messageIdOf(c);
+    const body = await readJsonBody(c, feedbackSchema);
+    await limiter.perMinute(`feedback:user:${sub}`, settings.limits.feedbackPerUserPerMinute);
+    const signal = c.req.raw.signal;
+    const comment = body.comment?.trim();
+    const feedback: StoredFeedback = {
+      feedbackId: crypto.randomUUID(),
+      score: body.score,
+      ...(comment ? { comments: comment } : {}),
+      tags: [...new Set(body.tags ?? [])],
+      timestamp: new Date().toISOString(),
+    };
+    // Read afresh and written in turn with the backend's other writes to the conversation, keeping its other keys.
+    const conversation = await updates.queue(id, async () => {
+      const conversation = (await ownership.check(sub, id, { signal, fetch: true }))!;
+      const message = conversation.chatMessages?.find(m => m.messageId === messageId);
+      if (message?.role !== 'assistant') throw messageNotFound();
+      await service.setMetadata(id, withFeedback(conversation.metadata, messageId, feedback), { signal });
+      return conversation;
+    });
+    if (config.onFeedback) {
+      const event = { conversationId: id, messageId, userId: sub, personaId: conversation.personaId ?? null, feedback };
+      const failed = (error: unknown) => report('the onFeedback hook failed', error);
+      try {
+        const done = config.onFeedback(event);
+        if (done) keepAliveOf(c)(Promise.resolve(done).catch(failed));
+      } catch (error) {
+        failed(error);
+      }
+    }
+    const answer: FeedbackResponse = {
+      id: feedback.feedbackId,
+      messageId,
+      ...feedbackView(feedback)!,
+      createdAt: feedback.timestamp,
+    };
+    return c.json(answer);
+  });
+
+  return app;
+}
