@@ -75,6 +75,8 @@ const mallory = parsePersonas({
   ],
 })[0];
 const emulator = createEmulator({ apiKey, pace: 60, personas: [...defaultPersonas, mallory] });
+/** Every call of the backend's onFeedback hook. */
+const feedbackCalls = [];
 /** Every continue request the emulator received, and whether it was aborted: what tests assert on. */
 const continues = [];
 const upstream = async (input, init) => {
@@ -101,6 +103,7 @@ const makeBackend = () =>
   createBackend({
     serviceUrl: 'http://emulator.internal',
     store,
+    onFeedback: call => void feedbackCalls.push(call),
     fetch: upstream,
     http2Fetch: upstream,
     apiKey,
@@ -179,8 +182,10 @@ const backendListener = getRequestListener((request, env) => backend.fetch(reque
 async function testSupport(ctx) {
   ctx.type = 'application/json';
   if (ctx.path === '/test-support/continues') ctx.body = JSON.stringify(continues);
+  else if (ctx.path === '/test-support/feedback-calls') ctx.body = JSON.stringify(feedbackCalls);
   else if (ctx.path === '/test-support/reset') {
     continues.length = 0;
+    feedbackCalls.length = 0;
     emulator.faults.reset();
     ctx.body = '{}';
   } else if (ctx.path === '/test-support/expire') {

@@ -318,8 +318,17 @@ export class ChatController implements ReactiveController {
     this.#apply({ type: 'reset' });
   }
 
-  feedback(id: string, value: Feedback) {
+  /** Thumbs up or down on a reply (with a comment, for a thumbs-down), shown at once and kept by the backend. */
+  async feedback(id: string, messageId: string | null, value: Feedback, comment?: string): Promise<void> {
     this.#apply({ type: 'feedback', id, value });
+    const conversationId = this.state.conversationId;
+    if (!messageId || !conversationId) return;
+    const path = `/conversations/${encodeURIComponent(conversationId)}/messages/${encodeURIComponent(messageId)}`;
+    await this.#manage(`${path}/feedback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ score: value === 'up' ? 1 : -1, ...(comment ? { comment } : {}) }),
+    });
   }
 
   /** A request of the conversation list's: answered, or thrown as the error the backend said. */

@@ -13,13 +13,16 @@ import type { Strings } from './strings.js';
 
 export interface MessageActions {
   retry(): void;
-  feedback(id: string, messageId: string | null, value: Feedback): void;
+  feedback(id: string, messageId: string | null, value: Feedback, comment?: string): void;
 }
 
 export interface RenderContext {
   strings: Strings;
   actions: MessageActions;
   percent: Intl.NumberFormat;
+  /** The reply whose thumbs-down asks for a comment, and the one thanked for it. */
+  commenting: string | null;
+  thanked: string | null;
 }
 
 const views = new WeakMap<object, Map<string, MarkdownView>>();
@@ -126,7 +129,23 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
     >
       ${thumb(true)}
     </button>
-  </div>`;
+    ${context.thanked === id ? html`<span class="thanks" role="status">${strings.feedbackThanks}</span>` : nothing}
+  </div>
+  ${
+    context.commenting === id
+      ? html`<form
+          class="comment"
+          @submit=${(event: Event) => {
+            event.preventDefault();
+            const text = ((event.target as HTMLFormElement).elements.namedItem('comment') as HTMLTextAreaElement).value;
+            actions.feedback(id, messageId, 'down', text.trim());
+          }}
+        >
+          <textarea name="comment" rows="2" maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
+          <button type="submit" class="text-button">${strings.feedbackSend}</button>
+        </form>`
+      : nothing
+  }`;
 }
 
 /** A finished reply: its text, its sources, and the thumbs once the service knows the message. */

@@ -211,6 +211,27 @@ export const styles = css`
     gap: 12px;
     overscroll-behavior: contain;
   }
+  .comment {
+    display: flex;
+    gap: 6px;
+    align-items: flex-end;
+    margin-block-start: 6px;
+  }
+  .comment textarea {
+    flex: 1;
+    font: inherit;
+    font-size: 0.9em;
+    padding: 6px 8px;
+    border: 1px solid var(--_border);
+    border-radius: 8px;
+    background: var(--_bg);
+    color: inherit;
+    resize: vertical;
+  }
+  .thanks {
+    color: var(--_muted);
+    font-size: 0.85em;
+  }
   .history {
     flex: 1;
     overflow-y: auto;

@@ -191,6 +191,9 @@ export class PersonaChat extends LitElement {
   @state() private draft = '';
   @state() private pinned = true;
   @state() private errorMessage = '';
+  /** The reply whose thumbs-down offers a comment box, and the one thanked for its comment. */
+  @state() private commenting: string | null = null;
+  @state() private thanked: string | null = null;
   /** Replies that finished while the panel was closed. */
   @state() private unread = 0;
   /** The history view's list, while the view is shown. */
@@ -314,6 +317,9 @@ export class PersonaChat extends LitElement {
     if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
     if (this.#toAnnounce) this.#announce(this.#toAnnounce);
     const changes = changed as Map<string, unknown>;
+    if (changes.has('commenting') && this.commenting) {
+      this.renderRoot.querySelector<HTMLTextAreaElement>('.comment textarea')?.focus();
+    }
     if (changes.has('history')) {
       const before = changes.get('history') as HistoryList | undefined;
       if (this.history?.renaming && this.history.renaming !== before?.renaming) {
@@ -552,7 +558,9 @@ export class PersonaChat extends LitElement {
     const context: RenderContext = {
       strings: t,
       percent: this.percent,
-      actions: { retry: () => this.retry(), feedback: (id, messageId, value) => this.feedback(id, messageId, value) },
+      actions: { retry: () => this.retry(), feedback: (...args) => this.feedback(...args) },
+      commenting: this.commenting,
+      thanked: this.thanked,
     };
     const empty = !state.history.length && !state.turns.length;
     return html`
@@ -672,9 +680,15 @@ export class PersonaChat extends LitElement {
     `;
   }
 
-  private feedback(id: string, messageId: string | null, value: Feedback) {
-    this.chat.feedback(id, value);
-    this.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
+  /**
+   * Thumbs up or down on a reply, kept by the backend; a thumbs-down then offers a short comment, which is sent as
+   * the same feedback again, with it.
+   */
+  private feedback(id: string, messageId: string | null, value: Feedback, comment?: string) {
+    this.commenting = value === 'down' && comment === undefined ? id : null;
+    this.thanked = comment !== undefined ? id : null;
+    void this.chat.feedback(id, messageId, value, comment).catch(error => this.failed(error as PersonaChatError));
+    if (comment === undefined) this.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
   }
 }
 

@@ -195,6 +195,7 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
           messageId: m.id,
           citations: m.role === 'assistant' && m.id ? event.citations(m.id) : [],
           createdAt: m.createdAt,
+          ...(m.feedback ? { feedback: m.feedback.score > 0 ? ('up' as const) : ('down' as const) } : {}),
         })),
         // Turns of this page that the backend does not list yet (queued, or still being accepted) stay.
         turns: [

@@ -387,6 +387,41 @@ describe('<persona-chat>', () => {
     }
   });
 
+  it('keeps a thumbs-down and its comment: pressed again on another device of the same visitor', async () => {
+    const h = await chat();
+    const started = oneEvent(h.el, 'persona-chat-conversation');
+    const replied = oneEvent(h.el, 'persona-chat-message');
+    void h.el.send('How long does shipping take?').catch(() => {});
+    const { conversationId } = await started;
+    const { messageId } = await replied;
+    await h.settled();
+    const rated = oneEvent(h.el, 'persona-chat-feedback');
+    h.lastReply()!.querySelector<HTMLButtonElement>('[aria-label="Not helpful"]')!.click();
+    expect((await rated).value).to.equal('down');
+    await waitUntil(() => h.root.activeElement?.matches('.comment textarea'), 'the comment box takes the focus');
+    const box = h.root.querySelector<HTMLTextAreaElement>('.comment textarea')!;
+    box.value = 'Too vague about Canada.';
+    h.root.querySelector<HTMLButtonElement>('.comment button[type="submit"]')!.click();
+    await waitUntil(() => h.root.querySelector('.thanks'), 'thanked');
+    const kept = async () =>
+      ((await stored(conversationId)).metadata as { personaChat?: { feedback?: Record<string, unknown> } } | undefined)
+        ?.personaChat?.feedback?.[messageId!] as { score: number; comments: string } | undefined;
+    await waitUntil(async () => (await kept())?.comments === 'Too vague about Canada.', 'the service keeps it');
+    expect((await kept())!.score).to.equal(-1);
+    const calls = (await (await fetch('/test-support/feedback-calls')).json()) as { messageId: string }[];
+    expect(calls.map(call => call.messageId)).to.deep.equal([messageId, messageId], 'the thumb, then its comment');
+
+    // Another device: nothing stored in the browser but the visitor's cookie.
+    sessionStorage.clear();
+    localStorage.clear();
+    const other = await chat();
+    await other.el.openConversation(conversationId);
+    await waitUntil(() => other.lastReply()?.querySelector('[aria-pressed="true"]'), 'the pressed thumb');
+    expect(other.lastReply()!.querySelector('[aria-pressed="true"]')!.getAttribute('aria-label')).to.equal(
+      'Not helpful',
+    );
+  });
+
   it('offers starter questions in an empty conversation, and sends the one clicked', async () => {
     const h = await chat(
       html`<persona-chat

@@ -115,7 +115,14 @@ describe('conversation state', () => {
       conversationId: 'c',
       messages: [
         { id: 'u1', role: 'user', content: 'Q', createdAt: null, runId: null, feedback: null },
-        { id: 'm1', role: 'assistant', content: 'A [1]', createdAt: null, runId: null, feedback: null },
+        {
+          id: 'm1',
+          role: 'assistant',
+          content: 'A [1]',
+          createdAt: null,
+          runId: null,
+          feedback: { score: -1, comment: 'Vague', tags: [] },
+        },
       ],
       runs: [run({}), run({ key: 'k2', status: 'stopped', content: 'Par' })],
       citations: id => (id === 'm1' ? [{ sourceName: 'Kept' }] : []),
@@ -126,6 +133,7 @@ describe('conversation state', () => {
       ['assistant', 'A [1]'],
     ]);
     expect(state.history[1]!.citations).to.deep.equal([{ sourceName: 'Kept' }]);
+    expect(state.history.map(m => m.feedback)).to.deep.equal([undefined, 'down'], 'the kept thumb');
     expect(statuses(state)).to.deep.equal(['run:k1:streaming', 'run:k2:stopped', 'local:accepting']);
   });
 
