@@ -82,6 +82,11 @@ export interface MessageView {
   runId: string | null;
   /** The visitor's feedback on this reply; always null on the visitor's own messages. */
   feedback: MessageFeedback | null;
+  /**
+   * The sources of this reply, as the backend kept them (compacted: each with its document, name, link and the
+   * start of at most 5 passages); empty when it kept none, and on the visitor's own messages.
+   */
+  citations: Citation[];
 }
 
 /** The visitor's feedback on a reply, as a conversation's messages show it. */

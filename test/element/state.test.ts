@@ -114,8 +114,8 @@ describe('conversation state', () => {
       type: 'restored',
       conversationId: 'c',
       messages: [
-        { id: 'u1', role: 'user', content: 'Q', createdAt: null, runId: null, feedback: null },
-        { id: 'm1', role: 'assistant', content: 'A [1]', createdAt: null, runId: null, feedback: null },
+        { id: 'u1', role: 'user', content: 'Q', createdAt: null, runId: null, feedback: null, citations: [] },
+        { id: 'm1', role: 'assistant', content: 'A [1]', createdAt: null, runId: null, feedback: null, citations: [] },
       ],
       runs: [run({}), run({ key: 'k2', status: 'stopped', content: 'Par' })],
       citations: id => (id === 'm1' ? [{ sourceName: 'Kept' }] : []),
@@ -150,6 +150,7 @@ describe('conversation state', () => {
           createdAt: '2026-11-23T00:00:10.000Z',
           runId: null,
           feedback: null,
+          citations: [],
         },
         {
           id: 'm2',
@@ -158,6 +159,7 @@ describe('conversation state', () => {
           createdAt: '2026-11-23T00:00:11.000Z',
           runId: null,
           feedback: null,
+          citations: [],
         },
       ],
       runs: [run({ key: 'early', status: 'stopped', createdAt: '2026-11-23T00:00:05.000Z' })],
