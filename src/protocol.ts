@@ -151,8 +151,9 @@ export interface ConversationDetail extends ConversationSummary {
 
 /**
  * `GET {endpoint}/conversations?cursor=` answer: the visitor's conversations with the token's persona (all of theirs
- * with a backend of general conversations), in the service's order. A page may hold fewer than 10 even when `next`
- * is set (the backend reads at most a few of the service's pages per request); follow `next` until it is null.
+ * with a backend of general conversations), in the service's order. A page usually holds 10 or a few more, but may
+ * hold fewer, even none, while `next` is set (the backend reads at most 5 of the service's pages per request):
+ * follow `next` until it is null.
  */
 export interface ConversationList {
   data: ConversationSummary[];

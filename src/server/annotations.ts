@@ -2,10 +2,11 @@
  * @module
  * What the backend keeps about a conversation's replies where the interface has no place for it: the visitor's
  * feedback on each reply, and the citations of each reply (chat messages carry none in the interface, and the
- * backend's store keeps a reply only for its replay window). It lives in the conversation's metadata under our own key, `personaChat`, which any
- * device and any instance of the backend reads; the other keys of the metadata (the browser's `client`, the site's
- * own) are left as they are. Every map is bounded, keeping the newest entries by their `timestamp` (a service may
- * not keep the order of an object's keys). What is read back is checked: the metadata is anyone's to write.
+ * backend's store keeps a reply only for its replay window). It lives in the conversation's metadata under our own
+ * key, `personaChat`, which any device and any instance of the backend reads; the other keys of the metadata (the
+ * browser's `client`, the site's own) are left as they are. Every map is bounded, keeping the newest entries by
+ * their `timestamp` (a service may not keep the order of an object's keys). What is read back is checked: the
+ * metadata is anyone's to write.
  */
 import { normalizeCitations } from '../citations.js';
 import type { Citation, MessageFeedback, Partition } from '../protocol.js';

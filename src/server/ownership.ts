@@ -158,7 +158,7 @@ export function summaryOf(conversation: Conversation): ConversationSummary {
     status: conversation.conversationStatus ?? null,
     active: conversation.isActive ?? true,
     personaId: conversation.personaId ?? null,
-    messageCount: conversation.chatMessagesCount ?? conversation.chatMessages?.length ?? 0,
+    messageCount: conversation.chatMessagesCount ?? messages.length,
     metadata: clientMetadata(conversation),
     createdAt: timeOf(messages[0]),
     updatedAt: timeOf(messages.at(-1)),

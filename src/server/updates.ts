@@ -1,8 +1,8 @@
 /**
  * @module
  * What the backend writes into conversations besides the visitor's own changes: a name from the first message, and
- * the citations of each reply in the metadata (feedback is written through `queue` by its route). The
- * interface has no compare-and-set, so every such write is a read-modify-write of the conversation: within this
+ * the citations of each reply in the metadata (feedback, `PATCH` and `DELETE` go through `queue` from their routes).
+ * The interface has no compare-and-set, so every such write is a read-modify-write of the conversation: within this
  * process, the writes to one conversation take turns (a promise chain per conversation), and each reads the
  * conversation afresh just before it writes. Two instances writing the same conversation at the same instant can
  * still lose one of the two writes. Background writes never fail or delay a reply: their failures are reported.
@@ -89,8 +89,8 @@ export class ConversationUpdates {
     const { service } = this.#options;
     return this.background(conversationId, 'naming a conversation failed', async () => {
       const conversation = await service.getConversation(conversationId);
-      const later = (conversation.chatMessages ?? []).some(m => m.role === 'user' && m.content !== message);
-      if (!conversation.conversationName && !later && !isDeleted(conversation)) {
+      const earlier = (conversation.chatMessages ?? []).some(m => m.role === 'user' && m.content !== message);
+      if (!conversation.conversationName && !earlier && !isDeleted(conversation)) {
         await service.setConversationName(conversationId, nameFrom(message));
       }
       this.#named.add(conversationId);

@@ -348,29 +348,18 @@ describe('the visitor’s conversations', () => {
       }
       await expectError(parts.feedback({ score: 1, comment: 'x'.repeat(40 * 1024) }), 413, 'payload_too_large');
       await expectError(parts.feedback({ score: 1 }, '__proto__'), 400, 'invalid_request');
-      await expectError(
-        parts.api('POST', `/conversations/${parts.id}/messages/${parts.messageId}/feedback`, parts.token, {
-          body: '{"score":',
-          headers: { 'content-type': 'application/json' },
-        }),
-        400,
-        'invalid_request',
-      );
-      await expectError(
-        parts.api('POST', `/conversations/${parts.id}/messages/${parts.messageId}/feedback`, parts.token, {
-          body: 'score=1',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        }),
-        415,
-        'unsupported_media_type',
-      );
-      await expectError(
-        parts.request('POST', `/conversations/${parts.id}/messages/${parts.messageId}/feedback`, {
-          body: { score: 1 },
-        }),
-        401,
-        'token_missing',
-      );
+      const path = `/conversations/${parts.id}/messages/${parts.messageId}/feedback`;
+      for (const [body, type, status, code] of [
+        ['{"score":', 'application/json', 400, 'invalid_request'],
+        ['score=1', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type'],
+      ] as const) {
+        await expectError(
+          parts.api('POST', path, parts.token, { body, headers: { 'content-type': type } }),
+          status,
+          code,
+        );
+      }
+      await expectError(parts.request('POST', path, { body: { score: 1 } }), 401, 'token_missing');
       assert.deepEqual(parts.emulator.store.get(parts.id)!.metadata, before, 'the metadata is as it was');
       assert.equal(
         parts.upstream.filter(u => u.path.endsWith('/set-metadata')).length,

@@ -155,8 +155,8 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
 /**
  * The conversation with the runs its messages do not hold: a finished run is held when its reply's messageId (or
  * its message and reply, word for word) is in the history, and lends its citations to that reply until they are
- * kept in the conversation's metadata. A service that keeps a message as soon as it accepts
- * it would show it twice, so trailing user messages that a listed run stands for are left to the run.
+ * kept in the conversation's metadata. A service that keeps a message as soon as it accepts it would show it twice,
+ * so trailing user messages that a listed run stands for are left to the run.
  */
 export function withRuns(detail: Omit<ConversationDetail, 'runs'>, views: RunView[]): ConversationDetail {
   const messages = detail.messages;
