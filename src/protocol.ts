@@ -82,6 +82,11 @@ export interface MessageView {
   runId: string | null;
   /** The visitor's feedback on this reply; always null on the visitor's own messages. */
   feedback: MessageFeedback | null;
+  /**
+   * The sources of this reply, as the backend kept them (compacted: each with its document, name, link and the
+   * start of at most 5 passages); empty when it kept none, and on the visitor's own messages.
+   */
+  citations: Citation[];
 }
 
 /** The visitor's feedback on a reply, as a conversation's messages show it. */
@@ -146,8 +151,9 @@ export interface ConversationDetail extends ConversationSummary {
 
 /**
  * `GET {endpoint}/conversations?cursor=` answer: the visitor's conversations with the token's persona (all of theirs
- * with a backend of general conversations), in the service's order. A page may hold fewer than 10 even when `next`
- * is set (the backend reads at most a few of the service's pages per request); follow `next` until it is null.
+ * with a backend of general conversations), in the service's order. A page usually holds 10 or a few more, but may
+ * hold fewer, even none, while `next` is set (the backend reads at most 5 of the service's pages per request):
+ * follow `next` until it is null.
  */
 export interface ConversationList {
   data: ConversationSummary[];

@@ -1,12 +1,15 @@
 /**
  * @module
  * What the backend keeps about a conversation's replies where the interface has no place for it: the visitor's
- * feedback on each reply. It lives in the conversation's metadata under our own key, `personaChat`, which any
- * device and any instance of the backend reads; the other keys of the metadata (the browser's `client`, the site's
- * own) are left as they are. Every map is bounded, keeping the newest entries by their `timestamp` (a service may
- * not keep the order of an object's keys). What is read back is checked: the metadata is anyone's to write.
+ * feedback on each reply, and the citations of each reply (chat messages carry none in the interface, and the
+ * backend's store keeps a reply only for its replay window). It lives in the conversation's metadata under our own
+ * key, `personaChat`, which any device and any instance of the backend reads; the other keys of the metadata (the
+ * browser's `client`, the site's own) are left as they are. Every map is bounded, keeping the newest entries by
+ * their `timestamp` (a service may not keep the order of an object's keys). What is read back is checked: the
+ * metadata is anyone's to write.
  */
-import type { MessageFeedback } from '../protocol.js';
+import { normalizeCitations } from '../citations.js';
+import type { Citation, MessageFeedback, Partition } from '../protocol.js';
 import type { Feedback } from '../service/types.js';
 
 /** The key of the metadata the backend keeps its own maps under. */
@@ -18,6 +21,15 @@ export type StoredFeedback = Required<Pick<Feedback, 'feedbackId' | 'score' | 't
 
 /** Feedback is kept for the newest 200 replies that have some, in at most 64 KiB of JSON. */
 export const feedbackBounds = { entries: 200, bytes: 64 * 1024 };
+
+/**
+ * Citations are kept for the newest 50 replies that have some, in at most 48 KiB of JSON: with the feedback's 64 KiB,
+ * the backend's keys stay well within what a service keeps in metadata (the emulator takes bodies of 256 KiB).
+ */
+export const citationBounds = { entries: 50, bytes: 48 * 1024 };
+
+/** Each citation keeps at most 5 passages of at most 300 characters. */
+const passages = { count: 5, chars: 300 };
 
 const encoder = new TextEncoder();
 
@@ -41,14 +53,18 @@ const timeOf = (entry: unknown) => {
   return Number.isNaN(time) ? 0 : time;
 };
 
-/** The newest entries of a map, by their `timestamp`, as many as fit the bounds; the oldest go first. */
+/**
+ * The newest entries of a map by their `timestamp`, as many as fit the bounds: the oldest go first, and an entry
+ * that does not fit beside the newer ones is dropped.
+ */
 export function newest<T>(entries: Record<string, T>, bounds: { entries: number; bytes: number }): Record<string, T> {
   const byAge = Object.entries(entries).sort(([, a], [, b]) => timeOf(b) - timeOf(a));
   const kept: [string, T][] = [];
   let bytes = 2;
   for (const [key, value] of byAge.slice(0, bounds.entries)) {
-    bytes += encoder.encode(JSON.stringify({ [key]: value })).byteLength - 1;
-    if (bytes > bounds.bytes) break;
+    const size = encoder.encode(JSON.stringify({ [key]: value })).byteLength - 1;
+    if (bytes + size > bounds.bytes) continue;
+    bytes += size;
     kept.push([key, value]);
   }
   return Object.fromEntries(kept.reverse());
@@ -82,4 +98,55 @@ export function feedbackOf(metadata: Record<string, unknown> | undefined): Map<s
     if (view) views.set(messageId, view);
   }
   return views;
+}
+
+/** Up to `max` characters of `text` (never half a character), with "…" when cut. */
+function shorten(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max).join('').trimEnd()}…`;
+}
+
+/** What a reply's sources need to be shown again: the document, its name and link, and the start of its passages. */
+export function compactCitations(citations: Citation[], withPassages = true): Citation[] {
+  return citations.map(({ documentId, sourceName, sourceUrl, partitions }) => {
+    const kept: Partition[] = withPassages
+      ? (partitions ?? []).slice(0, passages.count).map(({ text, relevance }) => ({
+          text: shorten(text, passages.chars),
+          ...(relevance === undefined ? {} : { relevance }),
+        }))
+      : [];
+    return {
+      ...(documentId === undefined ? {} : { documentId }),
+      ...(sourceName === undefined ? {} : { sourceName }),
+      ...(sourceUrl === undefined ? {} : { sourceUrl }),
+      ...(kept.length ? { partitions: kept } : {}),
+    };
+  });
+}
+
+/**
+ * The metadata with a reply's citations kept, compacted and bounded. A reply whose sources would take more than half
+ * the bound is kept without their passages.
+ */
+export function withCitations(
+  metadata: Record<string, unknown> | undefined,
+  messageId: string,
+  citations: Citation[],
+  timestamp: string,
+): Record<string, unknown> {
+  let entry = { timestamp, citations: compactCitations(citations) };
+  if (encoder.encode(JSON.stringify(entry)).byteLength > citationBounds.bytes / 2) {
+    entry = { timestamp, citations: compactCitations(citations, false) };
+  }
+  const entries = { ...ours(metadata, 'citations'), [messageId]: entry };
+  return withMap(metadata, 'citations', newest(entries, citationBounds));
+}
+
+/** The citations kept for each reply of the conversation, by messageId, in the protocol's shape. */
+export function citationsOf(metadata: Record<string, unknown> | undefined): Map<string, Citation[]> {
+  const kept = new Map<string, Citation[]>();
+  for (const [messageId, entry] of Object.entries(ours(metadata, 'citations'))) {
+    if (isObject(entry) && Array.isArray(entry.citations)) kept.set(messageId, normalizeCitations(entry.citations));
+  }
+  return kept;
 }

@@ -41,12 +41,16 @@ export interface Backend {
   /**
    * Stops taking new replies (`/readyz` says `draining`), lets the replies this instance is producing finish for up
    * to `graceMs`, then ends the rest with `server_restarting`: the browser sends them again, to another instance.
-   * Resolves once the conversations' background writes (a name from the first message) have ended too.
+   * Resolves once the conversations' background writes (a name from the first message, a reply's citations) have
+   * ended too, or after 5 s more.
    */
   drain(graceMs: number): Promise<void>;
   /** Ends the replies this instance is producing (as `interrupted`, retryable) and closes connections to the service. */
   close(): void;
 }
+
+/** How long a drain waits for the background writes to conversations, once the replies have ended. */
+const settlesMs = 5000;
 
 /** Makes the backend. Throws a ConfigError naming the setting when the configuration is wrong. */
 export function createBackend(config: BackendConfig): Backend {
@@ -88,6 +92,9 @@ export function createBackend(config: BackendConfig): Backend {
       (await service.getConversation(conversationId, { signal })).chatMessages ?? [],
     // A reply could not be written to the store (it ends for its readers).
     onError: error => report('a reply failed in the store', error),
+    // The store keeps a reply for its replay window only: its sources are kept with the conversation.
+    onDone: ({ conversationId }, { messageId }, citations) =>
+      messageId && citations.length ? updates.keepCitations(conversationId, messageId, citations) : undefined,
   });
   const updates = new ConversationUpdates({ service, onError: report });
   const parts: Parts = {
@@ -166,7 +173,10 @@ export function createBackend(config: BackendConfig): Backend {
     basePath,
     drain: async graceMs => {
       await runs.drain(graceMs);
-      await updates.settled();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise(resolve => (timer = setTimeout(resolve, settlesMs)));
+      await Promise.race([updates.settled(), bound]);
+      clearTimeout(timer);
     },
     close: () => {
       runs.close();

@@ -10,7 +10,7 @@ import type { ConversationDetail, ConversationSummary, MessageView } from '../pr
 import type { ServiceClient } from '../service/client.js';
 import { ServiceError } from '../service/errors.js';
 import type { ChatMessage, Conversation } from '../service/types.js';
-import { feedbackOf } from './annotations.js';
+import { citationsOf, feedbackOf } from './annotations.js';
 import { notFound } from './errors.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -158,16 +158,17 @@ export function summaryOf(conversation: Conversation): ConversationSummary {
     status: conversation.conversationStatus ?? null,
     active: conversation.isActive ?? true,
     personaId: conversation.personaId ?? null,
-    messageCount: conversation.chatMessagesCount ?? conversation.chatMessages?.length ?? 0,
+    messageCount: conversation.chatMessagesCount ?? messages.length,
     metadata: clientMetadata(conversation),
     createdAt: timeOf(messages[0]),
     updatedAt: timeOf(messages.at(-1)),
   };
 }
 
-/** The conversation with its messages, and the feedback the backend keeps on its replies. */
+/** The conversation with its messages, and the feedback and citations the backend keeps for its replies. */
 export function detailOf(conversation: Conversation): Omit<ConversationDetail, 'runs'> {
   const feedback = feedbackOf(conversation.metadata);
+  const citations = citationsOf(conversation.metadata);
   const messages: MessageView[] = (conversation.chatMessages ?? [])
     .filter(m => m.role === 'user' || m.role === 'assistant')
     .map(m => ({
@@ -177,6 +178,7 @@ export function detailOf(conversation: Conversation): Omit<ConversationDetail, '
       createdAt: m.timestamp ?? null,
       runId: m.conversationRunId ?? null,
       feedback: (m.role === 'assistant' && m.messageId && feedback.get(m.messageId)) || null,
+      citations: (m.role === 'assistant' && m.messageId && citations.get(m.messageId)) || [],
     }));
   return { ...summaryOf(conversation), messages };
 }

@@ -36,6 +36,11 @@ export interface RunsOptions {
   leaseMs?: number;
   /** Told about failures of the store while producing, which no request is there to hear. */
   onError?(error: unknown): void;
+  /**
+   * Told when a producer has written a run's `done` (whatever its finishReason), with the citations the run wrote.
+   * Must not throw; work it returns goes on in the background of the run.
+   */
+  onDone?(record: RunRecord, done: StreamEvents['done'], citations: Citation[]): Promise<unknown> | void;
 }
 
 /** Who asks for a run: the visitor, the conversation (already checked to be theirs) and the key. */
@@ -323,9 +328,13 @@ export class Runs {
     this.#producers.add(abort);
     if (this.#halting) abort.abort(new Halt('restarting'));
 
+    let cited: Citation[] = [];
     const append = async <E extends StreamEventName>(event: E, data: StreamEvents[E]) => {
       const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
       if (appended === null) throw new Halt('lease-lost');
+      if (event === 'citations') cited = (data as StreamEvents['citations']).citations;
+      const after = event === 'done' && this.#options.onDone?.(record, data as StreamEvents['done'], cited);
+      if (after) background(after);
     };
     // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.
     const coalesceFrom = eventsPerRun - 70;

@@ -1,17 +1,19 @@
 /**
  * @module
- * What the backend writes into conversations besides the visitor's own changes: a name from the first message. The
- * interface has no compare-and-set, so every such write is a read-modify-write of the conversation: within this
+ * What the backend writes into conversations besides the visitor's own changes: a name from the first message, and
+ * the citations of each reply in the metadata (feedback, `PATCH` and `DELETE` go through `queue` from their routes).
+ * The interface has no compare-and-set, so every such write is a read-modify-write of the conversation: within this
  * process, the writes to one conversation take turns (a promise chain per conversation), and each reads the
  * conversation afresh just before it writes. Two instances writing the same conversation at the same instant can
  * still lose one of the two writes. Background writes never fail or delay a reply: their failures are reported.
  */
+import type { Citation } from '../protocol.js';
 import type { ServiceClient } from '../service/client.js';
+import { withCitations } from './annotations.js';
 import { isDeleted } from './ownership.js';
-import type { Background } from './runs.js';
 
 export interface UpdatesOptions {
-  service: Pick<ServiceClient, 'getConversation' | 'setConversationName'>;
+  service: Pick<ServiceClient, 'getConversation' | 'setConversationName' | 'setMetadata'>;
   /** Told about a background write that failed, which no request is there to hear. */
   onError(what: string, error: unknown): void;
   /** Most conversations remembered as needing no name. Default 10,000. */
@@ -62,12 +64,15 @@ export class ConversationUpdates {
     return result;
   }
 
-  /** Queues `update` in the background: it fails nothing, and its failure is reported as `what`. */
-  background(conversationId: string, what: string, update: () => Promise<unknown>, keepAlive?: Background) {
+  /**
+   * Queues `update` in the background: it fails nothing, and its failure is reported as `what`. Returns the work,
+   * which never rejects, for runtimes that end work with the response (`waitUntil`).
+   */
+  background(conversationId: string, what: string, update: () => Promise<unknown>): Promise<void> {
     const work = this.queue(conversationId, update).then(noop, error => this.#options.onError(what, error));
     this.#pending.add(work);
     void work.then(() => this.#pending.delete(work));
-    keepAlive?.(work);
+    return work;
   }
 
   /** Resolves once the background writes started so far (and any they started) have ended. */
@@ -79,22 +84,28 @@ export class ConversationUpdates {
    * Names the conversation from a message the service accepted, in the background, if it is the conversation's
    * first and the conversation has no name yet: a name the visitor gave is never overwritten.
    */
-  nameFromFirstMessage(conversationId: string, message: string, keepAlive?: Background) {
-    if (this.#named.has(conversationId)) return;
+  nameFromFirstMessage(conversationId: string, message: string): Promise<void> | undefined {
+    if (this.#named.has(conversationId)) return undefined;
     const { service } = this.#options;
-    this.background(
-      conversationId,
-      'naming a conversation failed',
-      async () => {
-        const conversation = await service.getConversation(conversationId);
-        const later = (conversation.chatMessages ?? []).some(m => m.role === 'user' && m.content !== message);
-        if (!conversation.conversationName && !later && !isDeleted(conversation)) {
-          await service.setConversationName(conversationId, nameFrom(message));
-        }
-        this.#named.add(conversationId);
-        if (this.#named.size > this.#capacity) this.#named.delete(this.#named.values().next().value!);
-      },
-      keepAlive,
-    );
+    return this.background(conversationId, 'naming a conversation failed', async () => {
+      const conversation = await service.getConversation(conversationId);
+      const earlier = (conversation.chatMessages ?? []).some(m => m.role === 'user' && m.content !== message);
+      if (!conversation.conversationName && !earlier && !isDeleted(conversation)) {
+        await service.setConversationName(conversationId, nameFrom(message));
+      }
+      this.#named.add(conversationId);
+      if (this.#named.size > this.#capacity) this.#named.delete(this.#named.values().next().value!);
+    });
+  }
+
+  /** Keeps a finished reply's citations in the conversation's metadata, in the background. */
+  keepCitations(conversationId: string, messageId: string, citations: Citation[]): Promise<void> {
+    const { service } = this.#options;
+    const timestamp = new Date().toISOString();
+    return this.background(conversationId, 'keeping the citations of a reply failed', async () => {
+      const conversation = await service.getConversation(conversationId);
+      if (isDeleted(conversation)) return;
+      await service.setMetadata(conversationId, withCitations(conversation.metadata, messageId, citations, timestamp));
+    });
   }
 }

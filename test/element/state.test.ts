@@ -114,7 +114,7 @@ describe('conversation state', () => {
       type: 'restored',
       conversationId: 'c',
       messages: [
-        { id: 'u1', role: 'user', content: 'Q', createdAt: null, runId: null, feedback: null },
+        { id: 'u1', role: 'user', content: 'Q', createdAt: null, runId: null, feedback: null, citations: [] },
         {
           id: 'm1',
           role: 'assistant',
@@ -122,6 +122,7 @@ describe('conversation state', () => {
           createdAt: null,
           runId: null,
           feedback: { score: -1, comment: 'Vague', tags: [] },
+          citations: [],
         },
       ],
       runs: [run({}), run({ key: 'k2', status: 'stopped', content: 'Par' })],
@@ -158,6 +159,7 @@ describe('conversation state', () => {
           createdAt: '2026-11-23T00:00:10.000Z',
           runId: null,
           feedback: null,
+          citations: [],
         },
         {
           id: 'm2',
@@ -166,6 +168,7 @@ describe('conversation state', () => {
           createdAt: '2026-11-23T00:00:11.000Z',
           runId: null,
           feedback: null,
+          citations: [],
         },
       ],
       runs: [run({ key: 'early', status: 'stopped', createdAt: '2026-11-23T00:00:05.000Z' })],

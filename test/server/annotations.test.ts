@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { feedbackBounds, feedbackOf, newest, withFeedback } from '../../src/server/annotations.js';
+import {
+  citationBounds,
+  citationsOf,
+  compactCitations,
+  feedbackBounds,
+  feedbackOf,
+  newest,
+  withCitations,
+  withFeedback,
+} from '../../src/server/annotations.js';
 import type { StoredFeedback } from '../../src/server/annotations.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
@@ -75,5 +84,74 @@ describe('feedback in metadata', () => {
     assert.deepEqual([...feedbackOf(metadata)], [['good', { score: -1, comment: 'Wrong size', tags: ['size'] }]]);
     assert.equal(feedbackOf({ personaChat: 'nothing' }).size, 0);
     assert.equal(feedbackOf(undefined).size, 0);
+  });
+});
+
+describe('citations in metadata', () => {
+  const cited = (passages: number, chars = 50) => [
+    {
+      link: 'docs/returns/1',
+      index: 'docs',
+      documentId: 'returns',
+      fileId: '1',
+      sourceContentType: 'text/markdown',
+      sourceName: 'Returns',
+      sourceUrl: 'https://shop.example.com/returns',
+      partitions: Array.from({ length: passages }, (_, i) => ({
+        text: `${i} ${'r'.repeat(chars)}`,
+        relevance: 1 - i / 10,
+        partitionNumber: i,
+        tags: { topic: ['returns'] },
+      })),
+    },
+    {},
+  ];
+
+  it('keeps the document, its name and link, and the start of at most 5 passages, in their places', () => {
+    const [kept, empty] = compactCitations(cited(7, 400));
+    assert.deepEqual(Object.keys(kept!), ['documentId', 'sourceName', 'sourceUrl', 'partitions']);
+    assert.equal(kept!.partitions!.length, 5);
+    assert.deepEqual(Object.keys(kept!.partitions![0]!), ['text', 'relevance']);
+    assert.equal([...kept!.partitions![0]!.text].length, 301, '300 characters and the ellipsis');
+    assert.ok(kept!.partitions![0]!.text.endsWith('…'), 'marked as cut');
+    assert.deepEqual(empty, {}, 'an empty citation keeps its place, so footnote numbers still match');
+  });
+
+  it('keeps the newest 50 replies’ citations within 48 KiB, and a huge one without its passages', () => {
+    let metadata: Record<string, unknown> = { client: { page: '/' } };
+    for (let i = 0; i < 60; i++) metadata = withCitations(metadata, `m${i}`, cited(2), at(i));
+    let kept = citationsOf(metadata);
+    assert.equal(kept.size, citationBounds.entries);
+    assert.ok(!kept.has('m9') && kept.has('m10') && kept.has('m59'), 'the oldest went first');
+    const huge = Array.from({ length: 50 }, () => cited(5, 400)[0]!);
+    metadata = withCitations(metadata, 'huge', huge, at(100));
+    kept = citationsOf(metadata);
+    assert.equal(kept.get('huge')!.length, 50, 'every source, in its place');
+    assert.ok(
+      kept.get('huge')!.every(c => c.partitions === undefined),
+      'without passages',
+    );
+    const bytes = new TextEncoder().encode(JSON.stringify((metadata.personaChat as { citations: object }).citations));
+    assert.ok(bytes.byteLength <= citationBounds.bytes, 'within the bytes');
+    assert.deepEqual(metadata.client, { page: '/' }, 'other keys stay');
+  });
+
+  it('reads back citations in the protocol’s shape, whatever the metadata holds', () => {
+    const metadata = {
+      personaChat: {
+        citations: {
+          good: {
+            timestamp: at(1),
+            citations: [{ sourceName: 'Returns', partitions: [{ text: 'Thirty days.', relevance: 'high' }] }],
+          },
+          bad: { citations: 'none' },
+          worse: 7,
+        },
+      },
+    };
+    assert.deepEqual(
+      [...citationsOf(metadata)],
+      [['good', [{ sourceName: 'Returns', partitions: [{ text: 'Thirty days.' }] }]]],
+    );
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { ConversationDetail, ConversationList, FeedbackResponse, MessageReply } from '../../src/protocol.js';
+import type {
+  Citation,
+  ConversationDetail,
+  ConversationList,
+  FeedbackResponse,
+  MessageReply,
+} from '../../src/protocol.js';
 import type { FeedbackEvent, StoredFeedback } from '../../src/server/index.js';
 import { events, expectError, setup, transcript } from '../support/backend.js';
 import { ada, apiKey, juniper } from '../support/service.js';
@@ -248,8 +254,10 @@ describe('the visitor’s conversations', () => {
       const token = parts.juniperToken;
       const created = await parts.api('POST', '/conversations', token, { body: { metadata: { page: '/tents' } } });
       const id = ((await created.json()) as { id: string }).id;
-      const res = await parts.send(token, id, 'Do you rent tents?', { accept: 'application/json' });
-      const { messageId } = (await res.json()) as MessageReply;
+      const res = await parts.send(token, id, 'Hello!', { accept: 'application/json' });
+      const { messageId, citations } = (await res.json()) as MessageReply;
+      // A reply without sources: nothing but the feedback is written to its metadata in the background.
+      assert.deepEqual(citations, [], 'a greeting cites nothing');
       parts.emulator.store.get(id)!.metadata!.site = { plan: 'gold' };
       const question = parts.emulator.store.get(id)!.chatMessages![0]!.messageId!;
       const feedback = (body: unknown, on = messageId!, as = token) =>
@@ -340,29 +348,18 @@ describe('the visitor’s conversations', () => {
       }
       await expectError(parts.feedback({ score: 1, comment: 'x'.repeat(40 * 1024) }), 413, 'payload_too_large');
       await expectError(parts.feedback({ score: 1 }, '__proto__'), 400, 'invalid_request');
-      await expectError(
-        parts.api('POST', `/conversations/${parts.id}/messages/${parts.messageId}/feedback`, parts.token, {
-          body: '{"score":',
-          headers: { 'content-type': 'application/json' },
-        }),
-        400,
-        'invalid_request',
-      );
-      await expectError(
-        parts.api('POST', `/conversations/${parts.id}/messages/${parts.messageId}/feedback`, parts.token, {
-          body: 'score=1',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        }),
-        415,
-        'unsupported_media_type',
-      );
-      await expectError(
-        parts.request('POST', `/conversations/${parts.id}/messages/${parts.messageId}/feedback`, {
-          body: { score: 1 },
-        }),
-        401,
-        'token_missing',
-      );
+      const path = `/conversations/${parts.id}/messages/${parts.messageId}/feedback`;
+      for (const [body, type, status, code] of [
+        ['{"score":', 'application/json', 400, 'invalid_request'],
+        ['score=1', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type'],
+      ] as const) {
+        await expectError(
+          parts.api('POST', path, parts.token, { body, headers: { 'content-type': type } }),
+          status,
+          code,
+        );
+      }
+      await expectError(parts.request('POST', path, { body: { score: 1 } }), 401, 'token_missing');
       assert.deepEqual(parts.emulator.store.get(parts.id)!.metadata, before, 'the metadata is as it was');
       assert.equal(
         parts.upstream.filter(u => u.path.endsWith('/set-metadata')).length,
@@ -401,6 +398,77 @@ describe('the visitor’s conversations', () => {
       const writes = parts.upstream.length;
       await expectError(parts.feedback({ score: 1 }), 429, 'rate_limited');
       assert.equal(parts.upstream.length, writes, 'the service never heard of the third');
+    });
+  });
+
+  describe('citations', () => {
+    const question = 'How long does shipping take?';
+
+    /** A visitor's reply with citations, read back through another backend instance of the same service. */
+    async function citedReply(options: Parameters<typeof setup>[0] = {}) {
+      const parts = await visitor(options);
+      const created = await parts.api('POST', '/conversations', parts.juniperToken, {
+        body: { metadata: { page: '/shipping' } },
+      });
+      const id = ((await created.json()) as { id: string }).id;
+      const res = await parts.send(parts.juniperToken, id, question, { accept: 'application/json' });
+      const reply = (await res.json()) as MessageReply & { messageId: string };
+      assert.ok(reply.citations.length > 0 && reply.messageId, 'the reply cites its sources');
+      const detailFrom = async (instance: { api: typeof parts.api }) =>
+        (await (await instance.api('GET', `/conversations/${id}`, parts.juniperToken)).json()) as ConversationDetail;
+      return { ...parts, id, reply, detailFrom };
+    }
+
+    it('keeps a reply’s citations in the metadata, so another instance shows them once the run is gone', async () => {
+      const parts = await citedReply();
+      await parts.backend.drain(0);
+      const metadata = parts.emulator.store.get(parts.id)!.metadata!;
+      assert.deepEqual(metadata.client, { page: '/shipping' }, 'the browser’s metadata stays');
+      const kept = (metadata.personaChat as { citations: Record<string, { citations: Citation[] }> }).citations;
+      assert.deepEqual(Object.keys(kept), [parts.reply.messageId]);
+      const compact = parts.reply.citations.map(({ documentId, sourceName, sourceUrl, partitions }) => ({
+        documentId,
+        sourceName,
+        sourceUrl,
+        partitions: partitions!.map(({ text, relevance }) => ({ text, relevance })),
+      }));
+      assert.deepEqual(kept[parts.reply.messageId]!.citations, compact, 'compacted');
+      // Another instance with a store of its own: the run and its log are not there.
+      const other = setup({ service: parts.emulator });
+      const detail = await parts.detailFrom(other);
+      assert.deepEqual(detail.runs, [], 'no run to take them from');
+      assert.deepEqual(
+        detail.messages.map(m => m.citations),
+        [[], compact],
+      );
+    });
+
+    it('gives the reply all the same when keeping its citations fails; its run lends them meanwhile', async t => {
+      const errors = t.mock.method(console, 'error', () => {});
+      const parts = await visitor();
+      const id = await parts.conversation(parts.juniperToken);
+      const renamed = await parts.api('PATCH', `/conversations/${id}`, parts.juniperToken, { body: { name: 'Post' } });
+      assert.equal(renamed.status, 200, 'named, so that only the citations write');
+      parts.emulator.faults.set({ status: { code: 500, count: 1, on: 'manage' } });
+      const res = await parts.send(parts.juniperToken, id, question, { accept: 'application/json' });
+      assert.equal(res.status, 200, 'the reply');
+      const reply = (await res.json()) as MessageReply;
+      await parts.backend.drain(0);
+      assert.equal(parts.emulator.store.get(id)!.metadata!.personaChat, undefined, 'nothing kept');
+      assert.equal(errors.mock.callCount(), 1, 'one report');
+      assert.match(
+        String(errors.mock.calls[0]!.arguments[0]),
+        /^persona-chat backend: keeping the citations of a reply failed: /,
+      );
+      const detail = (await (
+        await parts.api('GET', `/conversations/${id}`, parts.juniperToken)
+      ).json()) as ConversationDetail;
+      assert.deepEqual(detail.messages[1]!.citations, reply.citations, 'from the run of the replay window');
+      const other = setup({ service: parts.emulator });
+      const elsewhere = (await (
+        await other.api('GET', `/conversations/${id}`, parts.juniperToken)
+      ).json()) as ConversationDetail;
+      assert.deepEqual(elsewhere.messages[1]!.citations, [], 'none where the run is not');
     });
   });
 });

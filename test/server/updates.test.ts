@@ -26,13 +26,16 @@ describe('nameFrom', () => {
   });
 });
 
+/** A service whose writes are never reached in these tests. */
+const writes = {
+  setConversationName: async () => assert.fail('no name is written'),
+  setMetadata: async () => assert.fail('no metadata is written'),
+};
+
 describe('ConversationUpdates', () => {
   it('runs the writes to one conversation one after another, even after one fails', async () => {
     const updates = new ConversationUpdates({
-      service: {
-        getConversation: async () => ({ conversationId: 'c' }),
-        setConversationName: async () => ({}) as never,
-      },
+      service: { getConversation: async () => ({ conversationId: 'c' }), ...writes },
       onError: () => {},
     });
     const order: string[] = [];
@@ -59,7 +62,7 @@ describe('ConversationUpdates', () => {
         getConversation: async () => {
           throw new Error('unreachable');
         },
-        setConversationName: async () => ({}) as never,
+        ...writes,
       },
       onError: (what, error) => reports.push(`${what}: ${(error as Error).message}`),
     });

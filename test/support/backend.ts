@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createEmulator } from '../../src/emulator/app.js';
-import type { EmulatorOptions } from '../../src/emulator/app.js';
+import type { Emulator, EmulatorOptions } from '../../src/emulator/app.js';
 import type { ErrorEnvelope, StreamEventName, StreamEvents } from '../../src/protocol.js';
 import { createBackend } from '../../src/server/app.js';
 import type { BackendConfig, LogLine } from '../../src/server/config.js';
@@ -26,8 +26,11 @@ export type Event = { [E in StreamEventName]: { event: E; data: StreamEvents[E] 
  * The backend wired to an in-process emulator. Every request the emulator receives is recorded (with its signal,
  * to see aborts), and every response and log line goes into the transcript.
  */
-export function setup(options: { emulator?: EmulatorOptions; backend?: Partial<BackendConfig> } = {}) {
-  const emulator = createEmulator({ apiKey, ...options.emulator });
+export function setup(
+  options: { emulator?: EmulatorOptions; backend?: Partial<BackendConfig>; service?: Emulator } = {},
+) {
+  // `service`: another backend instance's emulator, shared as instances share the service.
+  const emulator = options.service ?? createEmulator({ apiKey, ...options.emulator });
   const upstream: Upstream[] = [];
   const logs: LogLine[] = [];
   const fetch = async (input: string | URL | Request, init?: RequestInit) => {

@@ -154,8 +154,9 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
 
 /**
  * The conversation with the runs its messages do not hold: a finished run is held when its reply's messageId (or
- * its message and reply, word for word) is in the history. A service that keeps a message as soon as it accepts
- * it would show it twice, so trailing user messages that a listed run stands for are left to the run.
+ * its message and reply, word for word) is in the history, and lends its citations to that reply until they are
+ * kept in the conversation's metadata. A service that keeps a message as soon as it accepts it would show it twice,
+ * so trailing user messages that a listed run stands for are left to the run.
  */
 export function withRuns(detail: Omit<ConversationDetail, 'runs'>, views: RunView[]): ConversationDetail {
   const messages = detail.messages;
@@ -168,7 +169,12 @@ export function withRuns(detail: Omit<ConversationDetail, 'runs'>, views: RunVie
           (m.content === run.content && messages[i - 1]?.content === run.message)),
     );
   const runs = views.filter(run => !held(run));
-  const trailing: MessageView[] = [...messages];
+  // A reply's citations reach the metadata in the background: until they do, its run in the window has them.
+  const trailing: MessageView[] = messages.map(m => {
+    const lends = m.role === 'assistant' && m.id !== null && !m.citations.length;
+    const run = lends ? views.find(v => v.messageId === m.id) : undefined;
+    return run ? { ...m, citations: run.citations } : m;
+  });
   const pending = new Set(runs.map(run => run.message));
   while (trailing.at(-1)?.role === 'user' && pending.delete(trailing.at(-1)!.content)) trailing.pop();
   return { ...detail, messages: trailing, runs };

@@ -55,7 +55,8 @@ export function replyRoutes(parts: Parts) {
     const keepAlive = keepAliveOf(c);
     const { record, accepted } = await runs.send({ owner: sub, conversationId: id, key }, message, admit, keepAlive);
     await accepted;
-    updates.nameFromFirstMessage(id, message, keepAlive);
+    const naming = updates.nameFromFirstMessage(id, message);
+    if (naming) keepAlive(naming);
     if (wantsStream(c)) return stream(c, record, after);
     return c.json(await whole(c, record));
   });
