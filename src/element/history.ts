@@ -1,6 +1,6 @@
 /**
  * @module
- * The history view: the visitor's conversations with this persona, newest first as the backend lists them, to
+ * The history view: the visitor's conversations with this persona, newest first, to
  * reopen, rename or delete. A chunk of its own, loaded the first time the visitor opens the view. It takes Lit's
  * `html` and `nothing` from the element rather than importing Lit, so that Lit stays in the element's one file.
  */
@@ -65,17 +65,28 @@ export class HistoryView {
     readonly conversations: Conversations,
   ) {}
 
-  /** Shows the view with the first page of the list. */
+  /** Shows the view with the newest conversations. */
   async show() {
     this.host.history = { items: [], next: null, loading: true, error: '', renaming: null };
     await this.#page(null);
   }
 
-  /** Adds a page of conversations. */
+  /**
+   * Reads on through the list (the backend gives it in the service's order), up to 100 more conversations, and shows
+   * all it has newest first.
+   */
   async #page(cursor: string | null) {
     await this.#change(async () => {
-      const page = await this.conversations.listConversations(cursor);
-      return { items: [...(this.host.history?.items ?? []), ...page.data], next: page.next, loading: false };
+      const items = [...(this.host.history?.items ?? [])];
+      let next = cursor;
+      for (let read = 0; read < 100;) {
+        const page = await this.conversations.listConversations(next);
+        items.push(...page.data);
+        read += page.data.length || 10;
+        if (!(next = page.next)) break;
+      }
+      const time = (item: ConversationSummary) => Date.parse(item.updatedAt ?? item.createdAt ?? '') || 0;
+      return { items: items.sort((a, b) => time(b) - time(a)), next, loading: false };
     });
   }
 

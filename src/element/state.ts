@@ -193,7 +193,13 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
           role: m.role,
           text: m.content,
           messageId: m.id,
-          citations: m.role === 'assistant' && m.id ? event.citations(m.id) : [],
+          // The backend keeps each reply's sources; this browser's own copy serves a backend that does not.
+          citations:
+            m.role !== 'assistant' || !m.id
+              ? []
+              : m.citations?.length
+                ? asCitations(m.citations)
+                : event.citations(m.id),
           createdAt: m.createdAt,
           ...(m.feedback ? { feedback: m.feedback.score > 0 ? ('up' as const) : ('down' as const) } : {}),
         })),

@@ -35,6 +35,8 @@ describe('<persona-chat> history view', () => {
   beforeEach(resetAll);
 
   it('switches, renames and deletes conversations, and a reload finds them as left', async () => {
+    // A visitor of their own, whose conversations are these alone.
+    await fetch('/test-support/forget-visitor');
     const h = await element();
     await ask(h, 'How long does shipping take?');
     const first = (await h.el.listConversations())[0]!.id;
@@ -43,7 +45,7 @@ describe('<persona-chat> history view', () => {
     const second = (await h.el.listConversations()).find(c => c.id !== first)!.id;
 
     let view = await openHistory(h);
-    expect(names(view).sort()).to.deep.equal(['Do you rent tents?', 'How long does shipping take?']);
+    expect(names(view)).to.deep.equal(['Do you rent tents?', 'How long does shipping take?'], 'newest first');
     const current = view.querySelector('[aria-current="true"] .name')!.textContent;
     expect(current).to.equal('Do you rent tents?', 'the open one is marked');
 

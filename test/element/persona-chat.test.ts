@@ -53,6 +53,29 @@ describe('<persona-chat>', () => {
     expect((await continues()).length).to.equal(1, 'restoring sends nothing');
   });
 
+  it('shows every footnote with its source and passages on a device that kept nothing', async () => {
+    const h = await chat();
+    const started = oneEvent(h.el, 'persona-chat-conversation');
+    const replied = oneEvent(h.el, 'persona-chat-message');
+    void h.el.send('What is your return policy?').catch(() => {});
+    const { conversationId } = await started;
+    const { citations } = await replied;
+    expect(citations.length).to.be.greaterThan(0);
+    await h.settled();
+    sessionStorage.clear();
+    localStorage.clear();
+    const other = await chat();
+    await other.el.openConversation(conversationId);
+    await waitUntil(() => other.lastReply()?.querySelector('a[data-cite]'), 'the footnotes');
+    const reply = other.lastReply()!;
+    const footnotes = [...reply.querySelectorAll<HTMLAnchorElement>('a[data-cite]')];
+    for (const footnote of footnotes) {
+      const source = reply.querySelector(`[data-source="${footnote.dataset.cite}"]`);
+      expect(source, `footnote ${footnote.textContent} has its source`).to.not.equal(null);
+      expect(source!.querySelector('details')!.textContent!.trim()).to.not.equal('', 'with its passages');
+    }
+  });
+
   it('starts fresh when the stored conversation id is stale', async () => {
     const h = await chat();
     await h.el.send('Hello');
