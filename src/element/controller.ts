@@ -318,16 +318,21 @@ export class ChatController implements ReactiveController {
     this.#apply({ type: 'reset' });
   }
 
-  /** Thumbs up or down on a reply (with a comment, for a thumbs-down), shown at once and kept by the backend. */
-  async feedback(id: string, messageId: string | null, value: Feedback, comment?: string): Promise<void> {
+  /**
+   * Thumbs up or down on a reply (with a comment, for a thumbs-down): shown at once, and kept by the backend unless
+   * `keep` is false (a thumbs-down waiting for its comment).
+   */
+  async feedback(id: string, messageId: string | null, value: Feedback, comment?: string, keep = true) {
     this.#apply({ type: 'feedback', id, value });
     const conversationId = this.state.conversationId;
-    if (!messageId || !conversationId) return;
+    if (!keep || !messageId || !conversationId) return;
     const path = `/conversations/${encodeURIComponent(conversationId)}/messages/${encodeURIComponent(messageId)}`;
     await this.#manage(`${path}/feedback`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ score: value === 'up' ? 1 : -1, ...(comment ? { comment } : {}) }),
+      // It goes out even when the page is closing.
+      keepalive: true,
     });
   }
 

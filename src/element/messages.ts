@@ -140,6 +140,12 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
             const text = ((event.target as HTMLFormElement).elements.namedItem('comment') as HTMLTextAreaElement).value;
             actions.feedback(id, messageId, 'down', text.trim());
           }}
+          @keydown=${(event: KeyboardEvent) => {
+            // Escape leaves the box: the thumbs-down is kept without a comment (and the panel stays open).
+            if (event.key !== 'Escape') return;
+            event.stopPropagation();
+            actions.feedback(id, messageId, 'down', '');
+          }}
         >
           <textarea name="comment" rows="2" maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
           <button type="submit" class="text-button">${strings.feedbackSend}</button>

@@ -193,6 +193,9 @@ export class PersonaChat extends LitElement {
   @state() private errorMessage = '';
   /** The reply whose thumbs-down offers a comment box, and the one thanked for its comment. */
   @state() private commenting: string | null = null;
+  /** The thumbs-down of the open comment box, kept once the box is done with. */
+  #pendingDown: { id: string; messageId: string | null } | undefined;
+  #onPageHide = () => this.#keepPending();
   @state() private thanked: string | null = null;
   /** Replies that finished while the panel was closed. */
   @state() private unread = 0;
@@ -290,12 +293,19 @@ export class PersonaChat extends LitElement {
   override connectedCallback() {
     super.connectedCallback();
     this.#localize();
+    window.addEventListener('pagehide', this.#onPageHide);
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
     void this.updateComplete.then(() => {
       if (!this.isConnected) return;
       if (!this.draft) this.draft = this.chat.tab.draft(null);
       if ((this.inline || this.open) && this.endpoint) void this.chat.start();
     });
+  }
+
+  override disconnectedCallback() {
+    window.removeEventListener('pagehide', this.#onPageHide);
+    this.#keepPending();
+    super.disconnectedCallback();
   }
 
   protected override firstUpdated() {
@@ -391,6 +401,7 @@ export class PersonaChat extends LitElement {
    * once it is shown, after `persona-chat-conversation` with `restored: true`.
    */
   async openConversation(id: string) {
+    this.#keepPending();
     forgetViews(this);
     this.errorMessage = '';
     this.say('');
@@ -413,6 +424,7 @@ export class PersonaChat extends LitElement {
 
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
   async newConversation() {
+    this.#keepPending();
     this.chat.newConversation();
     this.history = undefined;
     forgetViews(this);
@@ -681,14 +693,29 @@ export class PersonaChat extends LitElement {
   }
 
   /**
-   * Thumbs up or down on a reply, kept by the backend; a thumbs-down then offers a short comment, which is sent as
-   * the same feedback again, with it.
+   * Thumbs up or down on a reply, kept by the backend. A thumbs-down opens a short comment box and is kept once, with
+   * the comment when it is sent, or without when the box is left (Escape, another thumb, another conversation, the
+   * page going away).
    */
   private feedback(id: string, messageId: string | null, value: Feedback, comment?: string) {
-    this.commenting = value === 'down' && comment === undefined ? id : null;
+    const asking = value === 'down' && comment === undefined;
+    this.#keepPending(id);
+    this.commenting = asking ? id : null;
     this.thanked = comment !== undefined ? id : null;
-    void this.chat.feedback(id, messageId, value, comment).catch(error => this.failed(error as PersonaChatError));
+    this.#pendingDown = asking ? { id, messageId } : undefined;
+    void this.chat
+      .feedback(id, messageId, value, comment, !asking)
+      .catch(error => this.failed(error as PersonaChatError));
     if (comment === undefined) this.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
+  }
+
+  /** Keeps a thumbs-down whose comment box is left without a comment (unless it is the reply `except`). */
+  #keepPending(except?: string) {
+    const pending = this.#pendingDown;
+    this.#pendingDown = undefined;
+    if (!pending || pending.id === except) return;
+    this.commenting = null;
+    void this.chat.feedback(pending.id, pending.messageId, 'down').catch(() => {});
   }
 }
 

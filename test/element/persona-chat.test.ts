@@ -433,7 +433,7 @@ describe('<persona-chat>', () => {
     await waitUntil(async () => (await kept())?.comments === 'Too vague about Canada.', 'the service keeps it');
     expect((await kept())!.score).to.equal(-1);
     const calls = (await (await fetch('/test-support/feedback-calls')).json()) as { messageId: string }[];
-    expect(calls.map(call => call.messageId)).to.deep.equal([messageId, messageId], 'the thumb, then its comment');
+    expect(calls.map(call => call.messageId)).to.deep.equal([messageId], 'the thumb and its comment, once');
 
     // Another device: nothing stored in the browser but the visitor's cookie.
     sessionStorage.clear();
@@ -444,6 +444,31 @@ describe('<persona-chat>', () => {
     expect(other.lastReply()!.querySelector('[aria-pressed="true"]')!.getAttribute('aria-label')).to.equal(
       'Not helpful',
     );
+  });
+
+  it('keeps a thumbs-down without a comment when its box is left with Escape', async () => {
+    const h = await chat();
+    const started = oneEvent(h.el, 'persona-chat-conversation');
+    const replied = oneEvent(h.el, 'persona-chat-message');
+    void h.el.send('Do you rent tents?').catch(() => {});
+    const { conversationId } = await started;
+    const { messageId } = await replied;
+    await h.settled();
+    h.lastReply()!.querySelector<HTMLButtonElement>('[aria-label="Not helpful"]')!.click();
+    await waitUntil(() => h.root.activeElement?.matches('.comment textarea'), 'the comment box');
+    expect((await (await fetch('/test-support/feedback-calls')).json()).length).to.equal(
+      0,
+      'not yet: a comment may come',
+    );
+    h.root.activeElement!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+    await waitUntil(() => !h.root.querySelector('.comment'), 'the box closes');
+    expect(h.el.open || h.el.mode === 'inline').to.equal(true, 'the panel stays');
+    await waitUntil(async () => (await (await fetch('/test-support/feedback-calls')).json()).length === 1, 'kept once');
+    const kept = (await stored(conversationId)).metadata as {
+      personaChat: { feedback: Record<string, { score: number; comments?: string }> };
+    };
+    expect(kept.personaChat.feedback[messageId!]!.score).to.equal(-1);
+    expect(kept.personaChat.feedback[messageId!]!.comments ?? '').to.equal('');
   });
 
   it('offers starter questions in an empty conversation, and sends the one clicked', async () => {
