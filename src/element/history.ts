@@ -18,8 +18,13 @@ export interface HistoryList {
   renaming: string | null;
 }
 
+/** The view's own styles, added to the element's when the view first shows (written small: they ship as they are). */
+const styles =
+  '.history{flex:1;overflow-y:auto;padding:12px 16px;display:flex;flex-direction:column;gap:8px}.history h3{margin:4px 0 0;font-size:1em}.history .back{align-self:flex-start}.history ul{list-style:none;margin:0;padding:0}.history li{display:flex;align-items:center;gap:6px;padding:6px 0;border-block-end:1px solid var(--_border)}.conversation{flex:1;min-inline-size:0;display:flex;flex-direction:column;align-items:flex-start;border:none;background:none;color:inherit;font:inherit;text-align:start;padding:4px;border-radius:8px}.conversation[aria-current]{background:var(--_surface)}.conversation .name{font-weight:600;max-inline-size:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.conversation .date{color:var(--_muted);font-size:0.85em}.rename{flex:1;display:flex;gap:6px}.rename input{flex:1;min-inline-size:0;font:inherit;padding:4px 8px;border:1px solid var(--_border);border-radius:8px;background:var(--_bg);color:inherit}';
+
 /** What the view needs of the element: its list (set to show the view, cleared to leave it) and its strings. */
 export interface HistoryHost {
+  readonly shadowRoot: ShadowRoot | null;
   history: HistoryList | undefined;
   openConversation(id: string): Promise<void>;
   readonly errorText: string;
@@ -60,6 +65,8 @@ export interface Lit {
 }
 
 export class HistoryView {
+  #styled = false;
+
   constructor(
     readonly host: HistoryHost,
     readonly conversations: Conversations,
@@ -67,6 +74,13 @@ export class HistoryView {
 
   /** Shows the view with the newest conversations. */
   async show() {
+    const root = this.host.shadowRoot;
+    if (root && !this.#styled) {
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(styles);
+      root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
+      this.#styled = true;
+    }
     this.host.history = { items: [], next: null, loading: true, error: '', renaming: null };
     await this.#page(null);
   }
