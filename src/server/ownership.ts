@@ -60,7 +60,15 @@ export class Ownership {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Notes the owner of a conversation the backend created or listed. */
+  /** Notes the owner of a conversation the backend created, or a list showed. */
+  /**
+   * Notes the owner of a conversation a list of the service's showed, unless it is known to be gone: the list may
+   * have been read before a delete that has finished since.
+   */
+  rememberListed(conversationId: string, owner: string) {
+    if (!this.#isMissing(conversationId)) this.remember(conversationId, owner);
+  }
+
   remember(conversationId: string, owner: string) {
     this.#missing.delete(conversationId);
     this.#owners.delete(conversationId);

@@ -163,6 +163,56 @@ describe('the visitor’s conversations', () => {
       assert.equal(parts.emulator.store.get(id)!.conversationStatus, 'deleted', 'and it stays deleted');
     });
 
+    it('stops a reply being written into the conversation it deletes', async () => {
+      const parts = await visitor({ emulator: { faults: { chunkDelayMs: 50 } } });
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      const res = await parts.send(token, id, 'Tell me everything about shipping.');
+      const reading = events(res);
+      const upstream = parts.continues().at(-1)!;
+      assert.equal((await parts.api('DELETE', `/conversations/${id}`, token)).status, 204);
+      const end = (await reading).at(-1)!;
+      assert.equal(end.event, 'done');
+      assert.equal((end.data as { finishReason: string }).finishReason, 'stopped', 'stopped, not written on');
+      assert.equal(upstream.signal.aborted, true, 'the service was told to stop');
+    });
+
+    it('does not let a list read before a delete bring the conversation back', async () => {
+      let release!: () => void;
+      const held = new Promise<void>(resolve => (release = resolve));
+      let arrived!: () => void;
+      const reached = new Promise<void>(resolve => (arrived = resolve));
+      let holdList = false;
+      const parts = await visitor({
+        backend: {
+          fetch: async (input, init) => {
+            const request = new Request(input, init);
+            const response = await parts.emulator.fetch(request);
+            // The service's answer to the list comes back only after the delete finished.
+            if (holdList && new URL(request.url).pathname.startsWith('/conversations/user/')) {
+              holdList = false;
+              arrived();
+              await held;
+            }
+            return response;
+          },
+        },
+      });
+      const token = parts.juniperToken;
+      const id = await parts.conversation(token);
+      holdList = true;
+      const listing = parts.api('GET', '/conversations', token);
+      await reached;
+      assert.equal((await parts.api('DELETE', `/conversations/${id}`, token)).status, 204);
+      release();
+      await listing;
+      await expectError(
+        parts.send(token, id, 'Still there?', { accept: 'application/json' }),
+        404,
+        'conversation_not_found',
+      );
+    });
+
     it('refuses to set the reserved status by PATCH, and another visitor’s delete is a 404', async () => {
       const parts = await visitor();
       const id = await parts.conversation(parts.juniperToken);

@@ -105,7 +105,7 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
       token = page.continuationToken || undefined;
       if (!token || mine.length >= listPages.items) break;
     }
-    for (const conversation of mine) ownership.remember(conversation.conversationId, sub);
+    for (const conversation of mine) ownership.rememberListed(conversation.conversationId, sub);
     const list: ConversationList = { data: mine.map(summaryOf), next: token ?? null };
     return c.json(list);
   });
@@ -126,14 +126,16 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
     const body = await readJsonBody(c, patchSchema);
     const signal = c.req.raw.signal;
     const conversation = await updates.queue(id, async () => {
-      let conversation = await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+      const read = (await ownership.check(c.get('user').sub, id, { signal, fetch: true }))!;
+      let conversation = read;
       if (body.name !== undefined) conversation = await service.setConversationName(id, body.name, { signal });
       if (body.status !== undefined) conversation = await service.setConversationStatus(id, body.status, { signal });
       if (body.active !== undefined) conversation = await service.setActive(id, body.active, { signal });
       if (body.metadata !== undefined) {
-        conversation = await service.setMetadata(id, { ...conversation!.metadata, client: body.metadata }, { signal });
+        // Onto the metadata as read (what a set-* call answers need not carry it): the backend's keys stay.
+        conversation = await service.setMetadata(id, { ...read.metadata, client: body.metadata }, { signal });
       }
-      return conversation!;
+      return conversation;
     });
     return c.json(summaryOf(conversation));
   });
@@ -141,8 +143,13 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
   app.delete('/conversations/:id', async c => {
     const id = conversationId(c);
     const signal = c.req.raw.signal;
+    const { sub } = c.get('user');
     await updates.queue(id, async () => {
-      await ownership.check(c.get('user').sub, id, { signal, fetch: true });
+      await ownership.check(sub, id, { signal, fetch: true });
+      // Its replies being written stop: nothing more is written into, or spent on, a deleted conversation.
+      for (const run of await runs.views(id, sub)) {
+        if (run.status === 'running') await runs.stop({ owner: sub, conversationId: id, key: run.key });
+      }
       await service.setConversationStatus(id, deletedStatus, { signal });
       ownership.forget(id);
     });
