@@ -98,7 +98,7 @@ const upstream = async (input, init) => {
  * The backend at /persona-chat. Its state lives in a store apart from it, so that `/test-support/restart-backend`
  * can stand in for a rolling deploy: a new instance takes the traffic while the old one drains.
  */
-const store = new MemoryStore();
+let store = new MemoryStore();
 const makeBackend = () =>
   createBackend({
     serviceUrl: 'http://emulator.internal',
@@ -202,7 +202,9 @@ async function testSupport(ctx) {
     ctx.body = JSON.stringify({ token });
   } else if (ctx.path === '/test-support/restart-backend') {
     // A deploy: new requests go to a new instance at once; the old one drains for `grace` ms, then hands over.
+    // `fresh`: the new instance starts with a store of its own, as one without a shared store does after a restart.
     const old = backend;
+    if (ctx.query.fresh) store = new MemoryStore();
     backend = makeBackend();
     await old.drain(Number(ctx.query.grace ?? 0));
     old.close();

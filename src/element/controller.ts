@@ -322,9 +322,15 @@ export class ChatController implements ReactiveController {
    * Thumbs up or down on a reply (with a comment, for a thumbs-down): shown at once, and kept by the backend unless
    * `keep` is false (a thumbs-down waiting for its comment).
    */
-  async feedback(id: string, messageId: string | null, value: Feedback, comment?: string, keep = true) {
-    this.#apply({ type: 'feedback', id, value });
-    const conversationId = this.state.conversationId;
+  async feedback(
+    id: string,
+    messageId: string | null,
+    value: Feedback,
+    comment?: string,
+    keep = true,
+    conversationId = this.state.conversationId,
+  ) {
+    if (conversationId === this.state.conversationId) this.#apply({ type: 'feedback', id, value });
     if (!keep || !messageId || !conversationId) return;
     const path = `/conversations/${encodeURIComponent(conversationId)}/messages/${encodeURIComponent(messageId)}`;
     await this.#manage(`${path}/feedback`, {

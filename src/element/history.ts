@@ -66,6 +66,8 @@ export interface Lit {
 
 export class HistoryView {
   #styled = false;
+  /** Deleted here: a page read before the delete does not bring them back. */
+  readonly #deleted = new Set<string>();
 
   constructor(
     readonly host: HistoryHost,
@@ -87,18 +89,24 @@ export class HistoryView {
 
   /**
    * Reads on through the list (the backend gives it in the service's order), up to 100 more conversations, and shows
-   * all it has newest first.
+   * all it has newest first. What changed meanwhile (a rename, a delete) stands: the new ones are added by id.
    */
   async #page(cursor: string | null) {
+    this.#set({ loading: true });
     await this.#change(async () => {
-      const items = [...(this.host.history?.items ?? [])];
+      const read: ConversationSummary[] = [];
       let next = cursor;
-      for (let read = 0; read < 100;) {
+      for (let count = 0; count < 100;) {
         const page = await this.conversations.listConversations(next);
-        items.push(...page.data);
-        read += page.data.length || 10;
+        read.push(...page.data);
+        count += page.data.length || 10;
         if (!(next = page.next)) break;
       }
+      const shown = this.host.history?.items ?? [];
+      const items = [
+        ...shown,
+        ...read.filter(item => !shown.some(old => old.id === item.id) && !this.#deleted.has(item.id)),
+      ];
       const time = (item: ConversationSummary) => Date.parse(item.updatedAt ?? item.createdAt ?? '') || 0;
       return { items: items.sort((a, b) => time(b) - time(a)), next, loading: false };
     });
@@ -129,6 +137,7 @@ export class HistoryView {
   #remove(id: string) {
     return this.#change(async () => {
       await this.conversations.deleteConversation(id);
+      this.#deleted.add(id);
       return { items: this.host.history?.items.filter(item => item.id !== id) };
     });
   }
@@ -163,6 +172,7 @@ export class HistoryView {
           type="button"
           class="conversation"
           part="history-item"
+          data-id=${item.id}
           aria-current=${item.id === current ? 'true' : nothing}
           @click=${() => void this.host.openConversation(item.id).catch(() => this.#change(() => Promise.reject()))}
         >
@@ -182,11 +192,11 @@ export class HistoryView {
         </button>
       </li>`;
     };
-    return html`<div class="history" part="history">
+    return html`<div class="history" part="history" aria-busy=${list.loading ? 'true' : 'false'}>
       <button type="button" class="text-button back" @click=${() => (this.host.history = undefined)}>
         ${t.backToChat}
       </button>
-      <h3 id="history-heading">${t.conversations}</h3>
+      <h3 id="history-heading" tabindex="-1">${t.conversations}</h3>
       ${list.items.length ? html`<ul aria-labelledby="history-heading">${list.items.map(row)}</ul>` : nothing}
       ${!list.items.length && !list.loading && !list.error ? html`<p>${t.noConversations}</p>` : nothing}
       ${list.error ? html`<p class="error" role="alert">${list.error}</p>` : nothing}

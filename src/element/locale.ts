@@ -29,7 +29,7 @@ export const languages = ['en', ...Object.keys(tables)];
 export function languageOf(tag: string): string {
   const base = tag.trim().toLowerCase().split(/[-_]/)[0]!;
   const language = base === 'iw' ? 'he' : base;
-  return language in tables ? language : 'en';
+  return Object.hasOwn(tables, language) ? language : 'en';
 }
 
 export const isRightToLeft = (language: string) => language === 'ar' || language === 'he';

@@ -194,8 +194,9 @@ export class PersonaChat extends LitElement {
   /** The reply whose thumbs-down offers a comment box, and the one thanked for its comment. */
   @state() private commenting: string | null = null;
   /** The thumbs-down of the open comment box, kept once the box is done with. */
-  #pendingDown: { id: string; messageId: string | null } | undefined;
+  #pendingDown: { id: string; messageId: string | null; conversationId: string | null } | undefined;
   #onPageHide = () => this.#keepPending();
+  #onHidden = () => document.visibilityState === 'hidden' && this.#keepPending();
   @state() private thanked: string | null = null;
   /** Replies that finished while the panel was closed. */
   @state() private unread = 0;
@@ -294,6 +295,7 @@ export class PersonaChat extends LitElement {
     super.connectedCallback();
     this.#localize();
     window.addEventListener('pagehide', this.#onPageHide);
+    document.addEventListener('visibilitychange', this.#onHidden);
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
     void this.updateComplete.then(() => {
       if (!this.isConnected) return;
@@ -304,6 +306,7 @@ export class PersonaChat extends LitElement {
 
   override disconnectedCallback() {
     window.removeEventListener('pagehide', this.#onPageHide);
+    document.removeEventListener('visibilitychange', this.#onHidden);
     this.#keepPending();
     super.disconnectedCallback();
   }
@@ -327,14 +330,21 @@ export class PersonaChat extends LitElement {
     if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
     if (this.#toAnnounce) this.#announce(this.#toAnnounce);
     const changes = changed as Map<string, unknown>;
-    if (changes.has('commenting') && this.commenting) {
-      this.renderRoot.querySelector<HTMLTextAreaElement>('.comment textarea')?.focus();
+    // The focus goes where the visitor's work goes on, never to the page's body.
+    const find = (selector: string) => this.renderRoot.querySelector<HTMLElement>(selector);
+    if (changes.has('commenting')) {
+      const before = changes.get('commenting') as string | null | undefined;
+      if (this.commenting) find('.comment textarea')?.focus();
+      else if (before) find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
     }
     if (changes.has('history')) {
       const before = changes.get('history') as HistoryList | undefined;
-      if (this.history?.renaming && this.history.renaming !== before?.renaming) {
-        this.renderRoot.querySelector<HTMLInputElement>('.rename input')?.focus();
-      } else if (!this.history && before) this.input?.focus();
+      const now = this.history;
+      if (now?.renaming && now.renaming !== before?.renaming) find('.rename input')?.focus();
+      else if (now && before?.renaming && !now.renaming) {
+        find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
+      } else if (now && before && now.items.length < before.items.length) find('#history-heading')?.focus();
+      else if (!now && before) this.input?.focus();
     }
     if (changed.has('turnStatus')) {
       try {
@@ -419,7 +429,13 @@ export class PersonaChat extends LitElement {
   private async toggleHistory() {
     if (this.history) return void (this.history = undefined);
     this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(this, this.chat));
-    await (this.#shownHistory = await this.#historyView).show();
+    try {
+      await (this.#shownHistory = await this.#historyView).show();
+    } catch {
+      // Its file could not be loaded (offline, a deploy that removed it): the next press tries again.
+      this.#historyView = undefined;
+      this.errorMessage = this.text.errorNetwork;
+    }
   }
 
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
@@ -702,7 +718,7 @@ export class PersonaChat extends LitElement {
     this.#keepPending(id);
     this.commenting = asking ? id : null;
     this.thanked = comment !== undefined ? id : null;
-    this.#pendingDown = asking ? { id, messageId } : undefined;
+    this.#pendingDown = asking ? { id, messageId, conversationId: this.chat.state.conversationId } : undefined;
     void this.chat
       .feedback(id, messageId, value, comment, !asking)
       .catch(error => this.failed(error as PersonaChatError));
@@ -715,7 +731,9 @@ export class PersonaChat extends LitElement {
     this.#pendingDown = undefined;
     if (!pending || pending.id === except) return;
     this.commenting = null;
-    void this.chat.feedback(pending.id, pending.messageId, 'down').catch(() => {});
+    void this.chat
+      .feedback(pending.id, pending.messageId, 'down', undefined, true, pending.conversationId)
+      .catch(() => {});
   }
 }
 

@@ -24,8 +24,7 @@ async function ask(h: Harness, text: string) {
 /** Opens the history view and waits until its list came. */
 async function openHistory(h: Harness) {
   h.root.querySelector<HTMLButtonElement>('[part="history-button"]')!.click();
-  await waitUntil(() => h.root.querySelector('.history') && !h.root.querySelector('.history [aria-busy]'), 'the view');
-  await waitUntil(() => h.root.querySelector('.history ul, .history p'), 'the list');
+  await waitUntil(() => h.root.querySelector('.history[aria-busy="false"]'), 'the list');
   return h.root.querySelector<HTMLElement>('.history')!;
 }
 
@@ -56,8 +55,10 @@ describe('<persona-chat> history view', () => {
     expect((await restored).conversationId).to.equal(first);
     await waitUntil(() => !h.root.querySelector('.history'), 'back to the chat');
     expect(h.userMessages()).to.deep.equal(['How long does shipping take?']);
+    await ask(h, 'And the returns?');
 
     view = await openHistory(h);
+    expect(names(view)).to.deep.equal(['How long does shipping take?', 'Do you rent tents?'], 'newest first, again');
     view.querySelector<HTMLButtonElement>('[aria-label="Rename: How long does shipping take?"]')!.click();
     await waitUntil(() => h.root.querySelector('.rename input'), 'the name box');
     const input = h.root.querySelector<HTMLInputElement>('.rename input')!;
@@ -65,15 +66,17 @@ describe('<persona-chat> history view', () => {
     input.value = '  Shipping questions ';
     h.root.querySelector<HTMLButtonElement>('.rename button[type="submit"]')!.click();
     await waitUntil(() => names(view).includes('Shipping questions'), 'the new name');
+    await waitUntil(() => h.root.activeElement?.matches(`[data-id="${first}"]`), 'the focus is back on it');
     view.querySelector<HTMLButtonElement>('[aria-label="Delete: Do you rent tents?"]')!.click();
     await waitUntil(() => names(view).length === 1, 'the deleted one is gone');
+    await waitUntil(() => h.root.activeElement?.id === 'history-heading', 'the focus stays in the view');
     expect((await stored(first)).conversationName).to.equal('Shipping questions');
     expect((await stored(second)).conversationStatus).to.equal('deleted');
 
     h.el.remove();
     const again = await element();
-    await waitUntil(() => again.userMessages().length === 1, 'the open conversation is restored');
-    expect(again.userMessages()).to.deep.equal(['How long does shipping take?']);
+    await waitUntil(() => again.userMessages().length === 2, 'the open conversation is restored');
+    expect(again.userMessages()).to.deep.equal(['How long does shipping take?', 'And the returns?']);
     view = await openHistory(again);
     expect(names(view)).to.deep.equal(['Shipping questions']);
   });

@@ -62,6 +62,8 @@ describe('<persona-chat>', () => {
     const { citations } = await replied;
     expect(citations.length).to.be.greaterThan(0);
     await h.settled();
+    // Another device, and a backend restarted without its store: the sources come from the service alone.
+    await fetch('/test-support/restart-backend?fresh=1');
     sessionStorage.clear();
     localStorage.clear();
     const other = await chat();
