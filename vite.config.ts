@@ -7,9 +7,13 @@ import type { Plugin } from 'vite';
 const budgetBytes = 41 * 1024;
 
 function sizeBudget(): Plugin {
+  // Each format is a build of its own in one process: only the first clears, or the next would remove its chunks.
+  let cleared = false;
   return {
     name: 'persona-chat-size-budget',
     async buildStart() {
+      if (cleared) return;
+      cleared = true;
       // The chunks of an earlier build (their names carry a hash) would otherwise pile up beside the new ones.
       const old = (await readdir('dist').catch(() => [])).filter(name => /^persona-chat-.*\.js(\.map)?$/.test(name));
       await Promise.all(old.map(name => rm(`dist/${name}`)));

@@ -38,6 +38,9 @@ describe('the packed package', { timeout: 300_000 }, () => {
     assert.equal(manifest.customElements, 'custom-elements.json');
     const files = (await run('find', ['.', '-type', 'f'], { cwd: join(dir, 'node_modules/persona-chat') })).stdout;
     assert.match(files, /\.\/dist\/persona-chat\.js\n/);
+    for (const chunk of ['ar', 'ja', 'history']) {
+      assert.match(files, new RegExp(`\\./dist/persona-chat-${chunk}-[\\w-]+\\.js\\n`), `the ${chunk} chunk ships`);
+    }
     assert.match(files, /\.\/custom-elements\.json\n/);
     assert.doesNotMatch(files, /\.\/(src|test|demo)\//);
     const elements = JSON.parse(await readFile(join(dir, 'node_modules/persona-chat/custom-elements.json'), 'utf8'));
