@@ -349,10 +349,21 @@ export class ChatController implements ReactiveController {
     return response;
   }
 
-  /** A page of the visitor's conversations with this persona; `next` goes on where it stopped. */
-  async listConversations(cursor?: string | null): Promise<ConversationList> {
-    const query = cursor ? `?cursor=${encodeURIComponent(cursor)}` : '';
-    return (await this.#manage(`/conversations${query}`)).json() as Promise<ConversationList>;
+  /**
+   * The visitor's conversations with this persona from `cursor` on, reading the backend's pages until about `atLeast`
+   * came (a page may be short, or empty, while more follow); `next` goes on where the reading stopped.
+   */
+  async listConversations(cursor?: string | null, atLeast = 100): Promise<ConversationList> {
+    const data: ConversationList['data'] = [];
+    let next = cursor ?? null;
+    for (let read = 0; read < atLeast;) {
+      const query = next ? `?cursor=${encodeURIComponent(next)}` : '';
+      const page = (await (await this.#manage(`/conversations${query}`)).json()) as ConversationList;
+      data.push(...page.data);
+      read += page.data.length || 10;
+      if (!(next = page.next)) break;
+    }
+    return { data, next };
   }
 
   async renameConversation(id: string, name: string): Promise<void> {

@@ -24,10 +24,14 @@ const styles =
 
 /** What the view needs of the element: its list (set to show the view, cleared to leave it) and its strings. */
 export interface HistoryHost {
-  readonly shadowRoot: ShadowRoot | null;
-  history: HistoryList | undefined;
-  openConversation(id: string): Promise<void>;
-  readonly errorText: string;
+  /** The element's shadow root, for the view's styles. */
+  readonly root: ShadowRoot;
+  /** The list shown, and a change of it (undefined leaves the view). */
+  list(): HistoryList | undefined;
+  show(list: HistoryList | undefined): void;
+  open(id: string): Promise<void>;
+  /** The text of a failure, in the language shown. */
+  failed(): string;
 }
 
 /** What the view needs of the conversations: the controller's requests. */
@@ -76,14 +80,14 @@ export class HistoryView {
 
   /** Shows the view with the newest conversations. */
   async show() {
-    const root = this.host.shadowRoot;
-    if (root && !this.#styled) {
+    const { root } = this.host;
+    if (!this.#styled) {
       const sheet = new CSSStyleSheet();
       sheet.replaceSync(styles);
       root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
       this.#styled = true;
     }
-    this.host.history = { items: [], next: null, loading: true, error: '', renaming: null };
+    this.host.show({ items: [], next: null, loading: true, error: '', renaming: null });
     await this.#page(null);
   }
 
@@ -102,7 +106,7 @@ export class HistoryView {
         count += page.data.length || 10;
         if (!(next = page.next)) break;
       }
-      const shown = this.host.history?.items ?? [];
+      const shown = this.host.list()?.items ?? [];
       const items = [
         ...shown,
         ...read.filter(item => !shown.some(old => old.id === item.id) && !this.#deleted.has(item.id)),
@@ -116,20 +120,21 @@ export class HistoryView {
   async #change(work: () => Promise<Partial<HistoryList> | void>) {
     try {
       const change = await work();
-      if (this.host.history) this.host.history = { ...this.host.history, error: '', ...change };
+      this.#set({ error: '', ...change });
     } catch {
-      if (this.host.history) this.host.history = { ...this.host.history, loading: false, error: this.host.errorText };
+      this.#set({ loading: false, error: this.host.failed() });
     }
   }
 
   #set(change: Partial<HistoryList>) {
-    if (this.host.history) this.host.history = { ...this.host.history, ...change };
+    const list = this.host.list();
+    if (list) this.host.show({ ...list, ...change });
   }
 
   #rename(id: string, name: string) {
     return this.#change(async () => {
       await this.conversations.renameConversation(id, name.trim());
-      const items = this.host.history?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
+      const items = this.host.list()?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
       return { items, renaming: null };
     });
   }
@@ -138,7 +143,7 @@ export class HistoryView {
     return this.#change(async () => {
       await this.conversations.deleteConversation(id);
       this.#deleted.add(id);
-      return { items: this.host.history?.items.filter(item => item.id !== id) };
+      return { items: this.host.list()?.items.filter(item => item.id !== id) };
     });
   }
 
@@ -174,7 +179,7 @@ export class HistoryView {
           part="history-item"
           data-id=${item.id}
           aria-current=${item.id === current ? 'true' : nothing}
-          @click=${() => void this.host.openConversation(item.id).catch(() => this.#change(() => Promise.reject()))}
+          @click=${() => void this.host.open(item.id).catch(() => this.#change(() => Promise.reject()))}
         >
           <span class="name">${name}</span>
           <span class="date">${relativeTime(item.updatedAt ?? item.createdAt, language)}</span>
@@ -193,7 +198,7 @@ export class HistoryView {
       </li>`;
     };
     return html`<div class="history" part="history" aria-busy=${list.loading ? 'true' : 'false'}>
-      <button type="button" class="text-button back" @click=${() => (this.host.history = undefined)}>
+      <button type="button" class="text-button back" @click=${() => this.host.show(undefined)}>
         ${t.backToChat}
       </button>
       <h3 id="history-heading" tabindex="-1">${t.conversations}</h3>

@@ -201,7 +201,7 @@ export class PersonaChat extends LitElement {
   /** Replies that finished while the panel was closed. */
   @state() private unread = 0;
   /** The history view's list, while the view is shown. */
-  @state() history: HistoryList | undefined;
+  @state() private history: HistoryList | undefined;
   /** The history view's code, loaded the first time it is shown. */
   #historyView: Promise<HistoryView> | undefined;
   #shownHistory: HistoryView | undefined;
@@ -396,14 +396,7 @@ export class PersonaChat extends LitElement {
 
   /** The visitor's conversations with this persona (the first pages, up to 100), as the backend lists them. */
   async listConversations(): Promise<ConversationSummary[]> {
-    const all: ConversationSummary[] = [];
-    let cursor: string | null = null;
-    for (let pages = 0; pages < 10 && all.length < 100; pages++) {
-      const page = await this.chat.listConversations(cursor);
-      all.push(...page.data);
-      if (!(cursor = page.next)) break;
-    }
-    return all;
+    return (await this.chat.listConversations()).data;
   }
 
   /**
@@ -420,15 +413,18 @@ export class PersonaChat extends LitElement {
     await this.updateComplete;
   }
 
-  /** What the history view shows when something failed. */
-  get errorText() {
-    return this.text.errorGeneric;
-  }
-
   /** Shows or hides the history view; its code is loaded the first time. */
   private async toggleHistory() {
     if (this.history) return void (this.history = undefined);
-    this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(this, this.chat));
+    // The view sees the element through this, not through public members of its own.
+    const host = {
+      list: () => this.history,
+      show: (list: HistoryList | undefined) => void (this.history = list),
+      root: this.renderRoot as ShadowRoot,
+      open: (id: string) => this.openConversation(id),
+      failed: () => this.text.errorGeneric,
+    };
+    this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(host, this.chat));
     try {
       await (this.#shownHistory = await this.#historyView).show();
     } catch {

@@ -3,6 +3,28 @@ import { sendKeys } from '@web/test-runner-commands';
 import { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, ada, chat, continues, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
 
+/** Sends a message and waits for its reply: the conversation and the reply's message id. */
+async function answered(h: Harness, text: string) {
+  const started = oneEvent(h.el, 'persona-chat-conversation');
+  const replied = oneEvent(h.el, 'persona-chat-message');
+  void h.el.send(text).catch(() => {});
+  const { conversationId } = await started;
+  const { messageId } = await replied;
+  await h.settled();
+  return { conversationId, messageId: messageId! };
+}
+
+/** The calls of the backend's onFeedback hook so far. */
+const feedbackCalls = async () =>
+  (await (await fetch('/test-support/feedback-calls')).json()) as { messageId: string }[];
+
+/** The feedback the service keeps for a reply, in its conversation's metadata. */
+async function keptFeedback(conversationId: string, messageId: string) {
+  const metadata = (await stored(conversationId)).metadata as
+    { personaChat?: { feedback?: Record<string, { score: number; comments?: string }> } } | undefined;
+  return metadata?.personaChat?.feedback?.[messageId];
+}
+
 describe('<persona-chat>', () => {
   beforeEach(resetAll);
 
@@ -415,12 +437,7 @@ describe('<persona-chat>', () => {
 
   it('keeps a thumbs-down and its comment: pressed again on another device of the same visitor', async () => {
     const h = await chat();
-    const started = oneEvent(h.el, 'persona-chat-conversation');
-    const replied = oneEvent(h.el, 'persona-chat-message');
-    void h.el.send('How long does shipping take?').catch(() => {});
-    const { conversationId } = await started;
-    const { messageId } = await replied;
-    await h.settled();
+    const { conversationId, messageId } = await answered(h, 'How long does shipping take?');
     const rated = oneEvent(h.el, 'persona-chat-feedback');
     h.lastReply()!.querySelector<HTMLButtonElement>('[aria-label="Not helpful"]')!.click();
     expect((await rated).value).to.equal('down');
@@ -429,12 +446,10 @@ describe('<persona-chat>', () => {
     box.value = 'Too vague about Canada.';
     h.root.querySelector<HTMLButtonElement>('.comment button[type="submit"]')!.click();
     await waitUntil(() => h.root.querySelector('.thanks'), 'thanked');
-    const kept = async () =>
-      ((await stored(conversationId)).metadata as { personaChat?: { feedback?: Record<string, unknown> } } | undefined)
-        ?.personaChat?.feedback?.[messageId!] as { score: number; comments: string } | undefined;
+    const kept = () => keptFeedback(conversationId, messageId);
     await waitUntil(async () => (await kept())?.comments === 'Too vague about Canada.', 'the service keeps it');
     expect((await kept())!.score).to.equal(-1);
-    const calls = (await (await fetch('/test-support/feedback-calls')).json()) as { messageId: string }[];
+    const calls = await feedbackCalls();
     expect(calls.map(call => call.messageId)).to.deep.equal([messageId], 'the thumb and its comment, once');
 
     // Another device: nothing stored in the browser but the visitor's cookie.
@@ -450,27 +465,17 @@ describe('<persona-chat>', () => {
 
   it('keeps a thumbs-down without a comment when its box is left with Escape', async () => {
     const h = await chat();
-    const started = oneEvent(h.el, 'persona-chat-conversation');
-    const replied = oneEvent(h.el, 'persona-chat-message');
-    void h.el.send('Do you rent tents?').catch(() => {});
-    const { conversationId } = await started;
-    const { messageId } = await replied;
-    await h.settled();
+    const { conversationId, messageId } = await answered(h, 'Do you rent tents?');
     h.lastReply()!.querySelector<HTMLButtonElement>('[aria-label="Not helpful"]')!.click();
     await waitUntil(() => h.root.activeElement?.matches('.comment textarea'), 'the comment box');
-    expect((await (await fetch('/test-support/feedback-calls')).json()).length).to.equal(
-      0,
-      'not yet: a comment may come',
-    );
+    expect((await feedbackCalls()).length).to.equal(0, 'not yet: a comment may come');
     h.root.activeElement!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
     await waitUntil(() => !h.root.querySelector('.comment'), 'the box closes');
     expect(h.el.open || h.el.mode === 'inline').to.equal(true, 'the panel stays');
-    await waitUntil(async () => (await (await fetch('/test-support/feedback-calls')).json()).length === 1, 'kept once');
-    const kept = (await stored(conversationId)).metadata as {
-      personaChat: { feedback: Record<string, { score: number; comments?: string }> };
-    };
-    expect(kept.personaChat.feedback[messageId!]!.score).to.equal(-1);
-    expect(kept.personaChat.feedback[messageId!]!.comments ?? '').to.equal('');
+    await waitUntil(async () => (await feedbackCalls()).length === 1, 'kept once');
+    const kept = (await keptFeedback(conversationId, messageId))!;
+    expect(kept.score).to.equal(-1);
+    expect(kept.comments ?? '').to.equal('');
   });
 
   it('offers starter questions in an empty conversation, and sends the one clicked', async () => {
