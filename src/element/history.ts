@@ -16,11 +16,13 @@ export interface HistoryList {
   error: string;
   /** The conversation whose name is being edited. */
   renaming: string | null;
+  /** The conversation whose delete waits for the visitor to confirm it. */
+  deleting: string | null;
 }
 
 /** The view's own styles, added to the element's when the view first shows (written small: they ship as they are). */
 const styles =
-  '.history{flex:1;overflow-y:auto;padding:12px 16px;display:flex;flex-direction:column;gap:8px}.history h3{margin:4px 0 0;font-size:1em}.history .back{align-self:flex-start}.history ul{list-style:none;margin:0;padding:0}.history li{display:flex;align-items:center;gap:6px;padding:6px 0;border-block-end:1px solid var(--_border)}.conversation{flex:1;min-inline-size:0;display:flex;flex-direction:column;align-items:flex-start;border:none;background:none;color:inherit;font:inherit;text-align:start;padding:4px;border-radius:8px}.conversation[aria-current]{background:var(--_surface)}.conversation .name{font-weight:600;max-inline-size:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.conversation .date{color:var(--_muted);font-size:0.85em}.rename{flex:1;display:flex;gap:6px}.rename input{flex:1;min-inline-size:0;font:inherit;padding:4px 8px;border:1px solid var(--_border);border-radius:8px;background:var(--_bg);color:inherit}';
+  '.history{flex:1;overflow-y:auto;padding:12px 16px;display:flex;flex-direction:column;gap:8px}.history h3{margin:4px 0 0;font-size:1em}.history .back{align-self:flex-start}.history ul{list-style:none;margin:0;padding:0}.history li{display:flex;align-items:center;gap:6px;padding:6px 0;border-block-end:1px solid var(--_border)}.conversation{flex:1;min-inline-size:0;display:flex;flex-direction:column;align-items:flex-start;border:none;background:none;color:inherit;font:inherit;text-align:start;padding:4px;border-radius:8px}.conversation[aria-current]{background:var(--_surface)}.conversation .name{font-weight:600;max-inline-size:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.conversation .date{color:var(--_muted);font-size:0.85em}.rename,.confirm{flex:1;display:flex;flex-wrap:wrap;align-items:center;gap:6px}.confirm span{flex:1}.rename input{flex:1;min-inline-size:0;font:inherit;padding:4px 8px;border:1px solid var(--_border);border-radius:8px;background:var(--_bg);color:inherit}';
 
 /** What the view needs of the element: its list (set to show the view, cleared to leave it) and its strings. */
 export interface HistoryHost {
@@ -30,8 +32,10 @@ export interface HistoryHost {
   list(): HistoryList | undefined;
   show(list: HistoryList | undefined): void;
   open(id: string): Promise<void>;
-  /** The text of a failure, in the language shown. */
-  failed(): string;
+  /** The strings of the language shown. */
+  strings(): Strings;
+  /** Has screen readers say `text`, politely. */
+  say(text: string): void;
 }
 
 /** What the view needs of the conversations: the controller's requests. */
@@ -87,7 +91,7 @@ export class HistoryView {
       root.adoptedStyleSheets = [...root.adoptedStyleSheets, sheet];
       this.#styled = true;
     }
-    this.host.show({ items: [], next: null, loading: true, error: '', renaming: null });
+    this.host.show({ items: [], next: null, loading: true, error: '', renaming: null, deleting: null });
     await this.#page(null);
   }
 
@@ -97,6 +101,7 @@ export class HistoryView {
    */
   async #page(cursor: string | null) {
     this.#set({ loading: true });
+    this.host.say(this.host.strings().loadingConversations);
     await this.#change(async () => {
       const read: ConversationSummary[] = [];
       let next = cursor;
@@ -112,6 +117,8 @@ export class HistoryView {
         ...read.filter(item => !shown.some(old => old.id === item.id) && !this.#deleted.has(item.id)),
       ];
       const time = (item: ConversationSummary) => Date.parse(item.updatedAt ?? item.createdAt ?? '') || 0;
+      const t = this.host.strings();
+      this.host.say(items.length ? t.conversationCount(items.length) : t.noConversations);
       return { items: items.sort((a, b) => time(b) - time(a)), next, loading: false };
     });
   }
@@ -122,7 +129,7 @@ export class HistoryView {
       const change = await work();
       this.#set({ error: '', ...change });
     } catch {
-      this.#set({ loading: false, error: this.host.failed() });
+      this.#set({ loading: false, error: this.host.strings().errorGeneric });
     }
   }
 
@@ -143,14 +150,32 @@ export class HistoryView {
     return this.#change(async () => {
       await this.conversations.deleteConversation(id);
       this.#deleted.add(id);
-      return { items: this.host.list()?.items.filter(item => item.id !== id) };
+      return { items: this.host.list()?.items.filter(item => item.id !== id), deleting: null };
     });
   }
 
   render({ html, nothing }: Lit, list: HistoryList, current: string | null, t: Strings, language: string) {
     const nameOf = (item: ConversationSummary) => item.name?.trim() || t.untitled;
+    const cancelOnEscape = (change: Partial<HistoryList>) => (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      event.stopPropagation();
+      this.#set(change);
+    };
     const row = (item: ConversationSummary) => {
       const name = nameOf(item);
+      if (list.deleting === item.id) {
+        return html`<li>
+          <div class="confirm" role="group" aria-labelledby="delete-question" @keydown=${cancelOnEscape({ deleting: null })}>
+            <span id="delete-question">${t.deleteQuestion(name)}</span>
+            <button type="button" class="text-button" data-confirm @click=${() => this.#remove(item.id)}>
+              ${t.delete}
+            </button>
+            <button type="button" class="text-button" data-cancel @click=${() => this.#set({ deleting: null })}>
+              ${t.cancel}
+            </button>
+          </div>
+        </li>`;
+      }
       if (list.renaming === item.id) {
         return html`<li>
           <form
@@ -160,11 +185,7 @@ export class HistoryView {
               const input = (event.target as HTMLFormElement).elements.namedItem('name') as HTMLInputElement;
               void this.#rename(item.id, input.value);
             }}
-            @keydown=${(event: KeyboardEvent) => {
-              if (event.key !== 'Escape') return;
-              event.stopPropagation();
-              this.#set({ renaming: null });
-            }}
+            @keydown=${cancelOnEscape({ renaming: null })}
           >
             <input name="name" aria-label=${t.conversationName} maxlength="100" .value=${item.name ?? ''} />
             <button type="submit" class="text-button">${t.save}</button>
@@ -188,11 +209,17 @@ export class HistoryView {
           type="button"
           class="text-button"
           aria-label=${`${t.rename}: ${name}`}
-          @click=${() => this.#set({ renaming: item.id })}
+          @click=${() => this.#set({ renaming: item.id, deleting: null })}
         >
           ${t.rename}
         </button>
-        <button type="button" class="text-button" aria-label=${`${t.delete}: ${name}`} @click=${() => this.#remove(item.id)}>
+        <button
+          type="button"
+          class="text-button"
+          data-delete=${item.id}
+          aria-label=${`${t.delete}: ${name}`}
+          @click=${() => this.#set({ deleting: item.id, renaming: null })}
+        >
           ${t.delete}
         </button>
       </li>`;

@@ -229,6 +229,9 @@ export class PersonaChat extends LitElement {
     if (name === 'dir') this.requestUpdate();
   }
 
+  readonly #onLanguage = () => this.#localize();
+  readonly #languages = new MutationObserver(this.#onLanguage);
+
   /** Shows the strings of the element's language, loading its table first (English meanwhile, or if it fails). */
   #localize() {
     const language = languageOf(this.locale);
@@ -294,6 +297,9 @@ export class PersonaChat extends LitElement {
   override connectedCallback() {
     super.connectedCallback();
     this.#localize();
+    // A page that changes its language (a `lang` above the element, or the browser's) is followed.
+    this.#languages.observe(document.documentElement, { attributeFilter: ['lang'], subtree: true });
+    window.addEventListener('languagechange', this.#onLanguage);
     window.addEventListener('pagehide', this.#onPageHide);
     document.addEventListener('visibilitychange', this.#onHidden);
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
@@ -305,6 +311,8 @@ export class PersonaChat extends LitElement {
   }
 
   override disconnectedCallback() {
+    this.#languages.disconnect();
+    window.removeEventListener('languagechange', this.#onLanguage);
     window.removeEventListener('pagehide', this.#onPageHide);
     document.removeEventListener('visibilitychange', this.#onHidden);
     this.#keepPending();
@@ -341,9 +349,12 @@ export class PersonaChat extends LitElement {
       const before = changes.get('history') as HistoryList | undefined;
       const now = this.history;
       if (now?.renaming && now.renaming !== before?.renaming) find('.rename input')?.focus();
+      else if (now?.deleting && now.deleting !== before?.deleting) find('.confirm [data-cancel]')?.focus();
+      else if (now && before && now.items.length < before.items.length) find('#history-heading')?.focus();
       else if (now && before?.renaming && !now.renaming) {
         find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
-      } else if (now && before && now.items.length < before.items.length) find('#history-heading')?.focus();
+      } else if (now && before?.deleting && !now.deleting)
+        find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
       else if (!now && before) this.input?.focus();
     }
     if (changed.has('turnStatus')) {
@@ -422,7 +433,8 @@ export class PersonaChat extends LitElement {
       show: (list: HistoryList | undefined) => void (this.history = list),
       root: this.renderRoot as ShadowRoot,
       open: (id: string) => this.openConversation(id),
-      failed: () => this.text.errorGeneric,
+      strings: () => this.text,
+      say: (text: string) => this.say(text),
     };
     this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(host, this.chat));
     try {

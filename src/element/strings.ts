@@ -49,6 +49,11 @@ export const en = {
   more: 'Show more',
   noConversations: 'No conversations yet.',
   conversationName: 'Conversation name',
+  /** Asked before a conversation is deleted. */
+  deleteQuestion: (name: string) => `Delete “${name}”?`,
+  /** Said while the history view reads the list, then how many it shows. */
+  loadingConversations: 'Loading conversations…',
+  conversationCount: (n: number) => (n === 1 ? '1 conversation' : `${n.toLocaleString('en')} conversations`),
   feedbackPrompt: 'What went wrong? (optional)',
   feedbackSend: 'Send feedback',
   feedbackThanks: 'Thanks for your feedback.',

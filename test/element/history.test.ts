@@ -3,7 +3,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { relativeTime } from '../../src/element/history.js';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
-import { Harness, juniper, oneEvent, resetAll, stored } from './harness.js';
+import { Harness, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
 
 const element = async () =>
   new Harness(
@@ -43,8 +43,15 @@ describe('<persona-chat> history view', () => {
     await ask(h, 'Do you rent tents?');
     const second = (await h.el.listConversations()).find(c => c.id !== first)!.id;
 
-    let view = await openHistory(h);
+    // A slow list is said to be loading, then what it holds.
+    await faults({ latencyMs: 400 });
+    const live = h.root.querySelector('[aria-live="polite"]')!;
+    const opened = openHistory(h);
+    await waitUntil(() => live.textContent === 'Loading conversations…', 'the wait is said');
+    let view = await opened;
+    await faults({ latencyMs: 0 });
     expect(names(view)).to.deep.equal(['Do you rent tents?', 'How long does shipping take?'], 'newest first');
+    expect(live.textContent).to.equal('2 conversations', 'a screen reader hears what the list holds');
     const current = view.querySelector('[aria-current="true"] .name')!.textContent;
     expect(current).to.equal('Do you rent tents?', 'the open one is marked');
 
@@ -67,7 +74,18 @@ describe('<persona-chat> history view', () => {
     h.root.querySelector<HTMLButtonElement>('.rename button[type="submit"]')!.click();
     await waitUntil(() => names(view).includes('Shipping questions'), 'the new name');
     await waitUntil(() => h.root.activeElement?.matches(`[data-id="${first}"]`), 'the focus is back on it');
-    view.querySelector<HTMLButtonElement>('[aria-label="Delete: Do you rent tents?"]')!.click();
+    // A delete asks first; Escape keeps the conversation.
+    const remove = () => view.querySelector<HTMLButtonElement>('[aria-label="Delete: Do you rent tents?"]')!;
+    remove().click();
+    await waitUntil(() => h.root.activeElement?.matches('.confirm [data-cancel]'), 'the focus is on Cancel');
+    expect(view.querySelector('.confirm')!.textContent).to.contain('Delete “Do you rent tents?”?');
+    h.root.activeElement!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+    await waitUntil(() => h.root.activeElement === remove(), 'Escape keeps it, and the focus is back on Delete');
+    expect(names(view)).to.have.length(2);
+    expect((await stored(second)).conversationStatus).not.to.equal('deleted');
+    remove().click();
+    await waitUntil(() => view.querySelector('.confirm [data-confirm]'), 'asked again');
+    view.querySelector<HTMLButtonElement>('.confirm [data-confirm]')!.click();
     await waitUntil(() => names(view).length === 1, 'the deleted one is gone');
     await waitUntil(() => h.root.activeElement?.id === 'history-heading', 'the focus stays in the view');
     expect((await stored(first)).conversationName).to.equal('Shipping questions');

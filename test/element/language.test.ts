@@ -72,6 +72,25 @@ describe('<persona-chat> in the visitor’s language', () => {
     expect(await englishShown(h, 'ar')).to.deep.equal([]);
   });
 
+  it('follows the page when it changes its language, on an ancestor or on the document', async () => {
+    const before = document.documentElement.lang;
+    try {
+      const h = await element(
+        html`<div><persona-chat endpoint="/persona-chat" mode="inline" storage="none" persona-id=${juniper}></persona-chat></div>`,
+      );
+      document.documentElement.lang = 'fr';
+      await inLanguage(h, 'fr');
+      expect(h.sendButton.textContent!.trim()).to.equal('Envoyer');
+      h.el.parentElement!.lang = 'he';
+      const panel = await inLanguage(h, 'he');
+      expect(panel.getAttribute('dir')).to.equal('rtl');
+      h.el.parentElement!.removeAttribute('lang');
+      await inLanguage(h, 'fr');
+    } finally {
+      document.documentElement.lang = before;
+    }
+  });
+
   it('follows a change of lang, and a host’s strings given as JSON in HTML', async () => {
     const h = await element(
       html`<persona-chat

@@ -69,4 +69,8 @@ export default {
       other: '# ردًا جديدًا',
     }),
   said: name => `قال ${name}:`,
+  deleteQuestion: name => `حذف «${name}»؟`,
+  loadingConversations: 'جارٍ تحميل المحادثات…',
+  conversationCount: x =>
+    plural(x, { zero: 'لا توجد محادثات', one: 'محادثة واحدة', two: 'محادثتان', few: '# محادثات', other: '# محادثة' }),
 } satisfies Strings;

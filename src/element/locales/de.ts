@@ -56,4 +56,7 @@ export default {
   suggestions: 'Vorgeschlagene Fragen',
   unread: x => plural(x, { one: '# neue Antwort', other: '# neue Antworten' }),
   said: name => `${name} sagt:`,
+  deleteQuestion: name => `„${name}“ löschen?`,
+  loadingConversations: 'Unterhaltungen werden geladen…',
+  conversationCount: x => plural(x, { one: '# Unterhaltung', other: '# Unterhaltungen' }),
 } satisfies Strings;

@@ -55,4 +55,7 @@ export default {
   suggestions: 'Preguntas sugeridas',
   unread: x => plural(x, { one: '# respuesta nueva', other: '# respuestas nuevas' }),
   said: name => `${name} dijo:`,
+  deleteQuestion: name => `¿Eliminar «${name}»?`,
+  loadingConversations: 'Cargando conversaciones…',
+  conversationCount: x => plural(x, { one: '# conversación', other: '# conversaciones' }),
 } satisfies Strings;

@@ -56,4 +56,7 @@ export default {
   suggestions: 'Questions suggérées',
   unread: x => plural(x, { one: '# nouvelle réponse', other: '# nouvelles réponses' }),
   said: name => `${name} a dit :`,
+  deleteQuestion: name => `Supprimer « ${name} » ?`,
+  loadingConversations: 'Chargement des conversations…',
+  conversationCount: x => plural(x, { one: '# conversation', other: '# conversations' }),
 } satisfies Strings;

@@ -55,4 +55,7 @@ export default {
   suggestions: 'שאלות מוצעות',
   unread: x => plural(x, { one: 'תשובה חדשה אחת', other: '# תשובות חדשות' }),
   said: name => `${name} אמר/ה:`,
+  deleteQuestion: name => `למחוק את ״${name}״?`,
+  loadingConversations: 'טוען שיחות…',
+  conversationCount: x => plural(x, { one: 'שיחה אחת', two: 'שתי שיחות', other: '# שיחות' }),
 } satisfies Strings;

@@ -55,4 +55,7 @@ export default {
   suggestions: 'Domande suggerite',
   unread: x => plural(x, { one: '# nuova risposta', other: '# nuove risposte' }),
   said: name => `${name} ha detto:`,
+  deleteQuestion: name => `Eliminare «${name}»?`,
+  loadingConversations: 'Caricamento delle conversazioni…',
+  conversationCount: x => plural(x, { one: '# conversazione', other: '# conversazioni' }),
 } satisfies Strings;

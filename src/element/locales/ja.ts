@@ -55,4 +55,7 @@ export default {
   suggestions: '質問の候補',
   unread: x => plural(x, { other: '新しい回答 #件' }),
   said: name => `${name}の回答：`,
+  deleteQuestion: name => `「${name}」を削除しますか？`,
+  loadingConversations: '会話を読み込んでいます…',
+  conversationCount: x => plural(x, { other: '#件の会話' }),
 } satisfies Strings;

@@ -55,4 +55,7 @@ export default {
   suggestions: '추천 질문',
   unread: x => plural(x, { other: '새 답변 #개' }),
   said: name => `${name}의 답변:`,
+  deleteQuestion: name => `‘${name}’ 대화를 삭제할까요?`,
+  loadingConversations: '대화를 불러오는 중…',
+  conversationCount: x => plural(x, { other: '대화 #개' }),
 } satisfies Strings;

@@ -55,4 +55,7 @@ export default {
   suggestions: 'Voorgestelde vragen',
   unread: x => plural(x, { one: '# nieuw antwoord', other: '# nieuwe antwoorden' }),
   said: name => `${name} zei:`,
+  deleteQuestion: name => `‘${name}’ verwijderen?`,
+  loadingConversations: 'Gesprekken laden…',
+  conversationCount: x => plural(x, { one: '# gesprek', other: '# gesprekken' }),
 } satisfies Strings;

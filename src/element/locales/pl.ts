@@ -55,4 +55,7 @@ export default {
   suggestions: 'Proponowane pytania',
   unread: x => plural(x, { one: '# nowa odpowiedź', few: '# nowe odpowiedzi', other: '# nowych odpowiedzi' }),
   said: name => `${name} napisał(a):`,
+  deleteQuestion: name => `Usunąć „${name}”?`,
+  loadingConversations: 'Wczytywanie rozmów…',
+  conversationCount: x => plural(x, { one: '# rozmowa', few: '# rozmowy', other: '# rozmów' }),
 } satisfies Strings;

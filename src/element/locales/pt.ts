@@ -55,4 +55,7 @@ export default {
   suggestions: 'Perguntas sugeridas',
   unread: x => plural(x, { one: '# nova resposta', other: '# novas respostas' }),
   said: name => `${name} disse:`,
+  deleteQuestion: name => `Excluir “${name}”?`,
+  loadingConversations: 'Carregando conversas…',
+  conversationCount: x => plural(x, { one: '# conversa', other: '# conversas' }),
 } satisfies Strings;

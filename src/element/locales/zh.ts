@@ -55,4 +55,7 @@ export default {
   suggestions: '推荐问题',
   unread: x => plural(x, { other: '# 条新回复' }),
   said: name => `${name}说：`,
+  deleteQuestion: name => `删除“${name}”？`,
+  loadingConversations: '正在加载对话…',
+  conversationCount: x => plural(x, { other: '# 个对话' }),
 } satisfies Strings;
