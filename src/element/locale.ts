@@ -22,18 +22,6 @@ const tables: Record<string, () => Table> = {
   zh: () => import('./locales/zh.js'),
 };
 
-/** The languages with a table of their own, English included. */
-export const languages = ['en', ...Object.keys(tables)];
-
-/** The language of a BCP 47 tag that has a table (`pt-BR` is `pt`, `iw` is `he`), else English. */
-export function languageOf(tag: string): string {
-  const base = tag.trim().toLowerCase().split(/[-_]/)[0]!;
-  const language = base === 'iw' ? 'he' : base;
-  return Object.hasOwn(tables, language) ? language : 'en';
-}
-
-export const isRightToLeft = (language: string) => language === 'ar' || language === 'he';
-
 /** The language's table; undefined for English. Rejects when the file cannot be loaded. */
 export async function loadTable(language: string): Promise<Partial<Strings> | undefined> {
   return (await tables[language]?.())?.default;

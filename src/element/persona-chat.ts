@@ -15,10 +15,12 @@ import {
   PersonaChatReadyEvent,
   PersonaChatSendEvent,
 } from './events.js';
-import { isRightToLeft, languageOf, loadTable } from './locale.js';
+import { isRightToLeft, languageOf, localeOf } from './language.js';
+import { loadTable } from './locale.js';
 import type { HistoryList, HistoryView } from './history.js';
 import { forgetViews, renderHistoryItem, renderTurn } from './messages.js';
 import type { RenderContext } from './messages.js';
+import { chatIconPath } from './launcher.styles.js';
 import { styles } from './persona-chat.styles.js';
 import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
 import type { Feedback } from './state.js';
@@ -28,7 +30,7 @@ import type { Strings } from './strings.js';
 import type { ConversationSummary } from '../protocol.js';
 
 const chatIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
-  <path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.4A8 8 0 1 1 21 12z" />
+  <path d=${chatIconPath} />
 </svg>`;
 const closeIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
   <path d="M6 6l12 12M18 6L6 18" />
@@ -249,7 +251,7 @@ export class PersonaChat extends LitElement {
 
   /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's, then the browser's. */
   private get locale() {
-    return this.closest('[lang]')?.getAttribute('lang') || document.documentElement.lang || navigator.language;
+    return localeOf(this);
   }
 
   private get percent() {
@@ -294,6 +296,19 @@ export class PersonaChat extends LitElement {
     return oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode') === 'inline';
   }
 
+  /** Whether the launcher script's launcher had the focus when the chat took its shadow root over. */
+  #launcherFocused = false;
+
+  protected override createRenderRoot() {
+    // The launcher script may have drawn a launcher in this root while the chat loaded: the chat draws its own.
+    const drawn = this.shadowRoot;
+    if (drawn) {
+      this.#launcherFocused = Boolean(drawn.activeElement);
+      drawn.replaceChildren();
+    }
+    return super.createRenderRoot();
+  }
+
   override connectedCallback() {
     super.connectedCallback();
     this.#localize();
@@ -320,6 +335,7 @@ export class PersonaChat extends LitElement {
   }
 
   protected override firstUpdated() {
+    if (this.#launcherFocused) this.launcherButton?.focus();
     oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
     oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
     oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');

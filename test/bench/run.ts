@@ -102,13 +102,21 @@ async function hostile(page: Page) {
 
 async function size() {
   const rows: Record<string, unknown>[] = [];
-  const file = await readFile('dist/persona-chat.js').catch(() => undefined);
-  if (file)
+  // What a page loads before the chat is opened (the launcher), then the chat it loads on intent.
+  const launcher = await readFile('dist/persona-chat.js').catch(() => undefined);
+  const chatName = launcher && /import\(["'`]\.\/(persona-chat-define-[\w-]+\.js)["'`]\)/.exec(String(launcher))?.[1];
+  const chat = chatName && (await readFile(`dist/${chatName}`));
+  for (const [part, file] of [
+    ['dist/persona-chat.js (the launcher: all a page loads before the chat is used)', launcher],
+    [`dist/${chatName} (the chat, loaded on intent)`, chat],
+  ] as const) {
+    if (!file) continue;
     rows.push({
-      part: 'dist/persona-chat.js (whole)',
+      part,
       'min KB': (file.length / 1024).toFixed(1),
       'gzip KB': (gzipSync(file, { level: 9 }).length / 1024).toFixed(1),
     });
+  }
   const result = await build({
     entryPoints: ['src/element/define.ts'],
     bundle: true,

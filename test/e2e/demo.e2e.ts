@@ -62,6 +62,28 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
 
   const chat = (p: Page) => p.locator('persona-chat');
 
+  it('loads the launcher alone until the visitor shows intent, then the chat beside it, under the strict CSP', async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    const p = await context.newPage();
+    const scripts: string[] = [];
+    p.on('request', request => {
+      if (request.resourceType() === 'script') scripts.push(new URL(request.url()).pathname);
+    });
+    // The browser's idleness cannot be produced on demand: the page's idle callbacks wait for the test.
+    await p.addInitScript(() => {
+      window.requestIdleCallback = () => 0;
+    });
+    await p.goto(url);
+    await chat(p).locator('[part="launcher"]').waitFor();
+    assert.deepEqual(scripts, ['/persona-chat.js'], 'the page loaded the launcher and nothing else');
+    await chat(p).locator('[part="launcher"]').hover();
+    await p.waitForFunction(() => customElements.get('persona-chat'));
+    assert.match(scripts[1] ?? '', /^\/persona-chat-define-[\w-]+\.js$/, 'a pointer over it loads the chat');
+    await chat(p).locator('[part="launcher"]').click();
+    await chat(p).locator('textarea:focus').waitFor();
+    await context.close();
+  });
+
   it('opens the launcher, streams a reply with footnotes, and restores it after a reload', async () => {
     const p = await page('');
     await p.screenshot({ path: `${screenshots}/1-launcher-closed.png` });

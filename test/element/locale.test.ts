@@ -1,7 +1,8 @@
 // The string tables: every language has every string, of the same kind, and numbers and plurals follow the
 // language's own rules.
 import { expect } from '@open-wc/testing';
-import { isRightToLeft, languageOf, languages, loadTable } from '../../src/element/locale.js';
+import { isRightToLeft, languageOf, languages } from '../../src/element/language.js';
+import { loadTable } from '../../src/element/locale.js';
 import { en, resolveStrings } from '../../src/element/strings.js';
 import type { Strings } from '../../src/element/strings.js';
 

@@ -85,14 +85,15 @@ function lane(index: number, origin: string): Lane & { listener: ReturnType<type
 
 /** The soak's site: one page per lane, the built element, each lane's backend, and a way to age a token. */
 async function site() {
-  const bundle = await readFile(new URL('../../dist/persona-chat.js', import.meta.url), 'utf8');
   const lanes: ReturnType<typeof lane>[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const match = /^\/lane\/(\d+)(\/.*)$/.exec(url.pathname);
     const current = match ? lanes[Number(match[1])] : undefined;
-    if (url.pathname === '/persona-chat.js') {
-      return res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
+    // The element's launcher and the chunks beside it.
+    if (/^\/persona-chat[\w.-]*\.js$/.test(url.pathname)) {
+      const file = await readFile(new URL(`../../dist${url.pathname}`, import.meta.url)).catch(() => undefined);
+      return file ? res.writeHead(200, { 'content-type': 'text/javascript' }).end(file) : res.writeHead(404).end();
     }
     if (current && match![2]!.startsWith('/persona-chat')) {
       if (/\/(messages|events)$/.test(url.pathname)) {

@@ -1,0 +1,114 @@
+/**
+ * @module
+ * The launcher's styles, which come first in the element's: the launcher script draws the launcher with them before
+ * the chat (and Lit) is loaded, so this is a plain string. Public `--persona-chat-*` properties are read once on
+ * :host into private `--_*` variables, which the rest of the sheet uses. Logical properties throughout, so
+ * `dir="rtl"` mirrors the layout.
+ */
+
+/** Marks a stylesheet for the build, which minifies it; the text is kept as written. */
+const css = String.raw;
+
+export const launcherCss = css`
+  :host {
+    color-scheme: light dark;
+    --_accent: var(--persona-chat-accent-color, light-dark(#4f46e5, #818cf8));
+    --_on-accent: var(--persona-chat-on-accent-color, light-dark(#ffffff, #111827));
+    --_bg: var(--persona-chat-background-color, light-dark(#ffffff, #111827));
+    --_fg: var(--persona-chat-text-color, light-dark(#1f2937, #f3f4f6));
+    --_muted: var(--persona-chat-muted-color, light-dark(#6b7280, #9ca3af));
+    --_surface: var(--persona-chat-surface-color, light-dark(#f3f4f6, #1f2937));
+    --_border: var(--persona-chat-border-color, light-dark(#e5e7eb, #374151));
+    --_user-bg: var(--persona-chat-user-bubble-color, var(--_accent));
+    --_user-fg: var(--persona-chat-user-text-color, var(--_on-accent));
+    --_error: var(--persona-chat-error-color, light-dark(#b91c1c, #fca5a5));
+    --_font: var(--persona-chat-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
+    --_font-size: var(--persona-chat-font-size, 15px);
+    --_radius: var(--persona-chat-radius, 16px);
+    --_bubble-radius: var(--persona-chat-bubble-radius, 14px);
+    --_width: var(--persona-chat-panel-width, 380px);
+    --_height: var(--persona-chat-panel-height, 600px);
+    --_offset: var(--persona-chat-offset, 20px);
+    --_launcher-size: var(--persona-chat-launcher-size, 56px);
+    --_z: var(--persona-chat-z-index, 2147483000);
+    --_shadow: var(--persona-chat-shadow, 0 12px 40px rgb(0 0 0 / 0.18));
+    --_focus: var(--persona-chat-focus-ring-color, var(--_accent));
+    display: block;
+    font-family: var(--_font);
+    font-size: var(--_font-size);
+    line-height: 1.5;
+    color: var(--_fg);
+  }
+  /* theme="auto" follows the visitor's system setting through color-scheme and light-dark(). */
+  :host([theme='light']) {
+    color-scheme: light;
+  }
+  :host([theme='dark']) {
+    color-scheme: dark;
+  }
+  :host([hidden]) {
+    display: none;
+  }
+  :host([mode='inline']) {
+    block-size: 100%;
+  }
+  *,
+  *::before,
+  *::after {
+    box-sizing: border-box;
+  }
+  button {
+    font: inherit;
+    color: inherit;
+    cursor: pointer;
+  }
+  :focus-visible {
+    outline: 2px solid var(--_focus);
+    outline-offset: 2px;
+  }
+  .sr-only {
+    position: absolute;
+    inline-size: 1px;
+    block-size: 1px;
+    overflow: hidden;
+    clip-path: inset(50%);
+    white-space: nowrap;
+  }
+
+  /* Launcher mode */
+  .launcher {
+    position: fixed;
+    inset-block-end: var(--_offset);
+    inset-inline-end: var(--_offset);
+    z-index: var(--_z);
+    inline-size: var(--_launcher-size);
+    block-size: var(--_launcher-size);
+    border: none;
+    border-radius: 50%;
+    background: var(--_accent);
+    color: var(--_on-accent);
+    box-shadow: var(--_shadow);
+    display: grid;
+    place-items: center;
+    transition: transform 0.15s ease;
+  }
+  .launcher:hover {
+    transform: scale(1.05);
+  }
+  .launcher svg {
+    inline-size: 26px;
+    block-size: 26px;
+  }
+  :host([position='bottom-left']) .launcher {
+    inset-inline-end: auto;
+    inset-inline-start: var(--_offset);
+  }
+  @media (prefers-reduced-motion: reduce) {
+    .launcher {
+      transition: none;
+    }
+  }
+`;
+
+/** The launcher's icon, a speech bubble (an SVG path in a 24 × 24 box). */
+export const chatIconPath = 'M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.4A8 8 0 1 1 21 12z';
