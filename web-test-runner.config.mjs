@@ -135,6 +135,12 @@ const hostileReplies = [
   [/underscores/, () => '_a'.repeat(20000)],
   [/indented/, () => Array.from({ length: 300 }, (_, i) => ' '.repeat(i * 2) + '- item').join('\n')],
   [/fences/, () => '```\n'.repeat(12000)],
+  [
+    /code block/,
+    () =>
+      'Install it, then start the server [1]:\n\n```sh\nnpm install persona-chat && npx persona-chat-server --service-url https://service.example --persona-id 3e913ded --port 8787\n```\n\n' +
+      '| Option | Default |\n|:--|--:|\n| `--port` | 8787 |\n\n- [x] installed\n- [ ] configured',
+  ],
 ];
 const hostileModel = async (_input, init) => {
   const { messages } = JSON.parse(init.body);

@@ -12,11 +12,21 @@ const css = String.raw;
 export const launcherCss = css`
   :host {
     color-scheme: light dark;
-    --_accent: var(--persona-chat-accent-color, light-dark(#4f46e5, #818cf8));
-    --_on-accent: var(--persona-chat-on-accent-color, light-dark(#ffffff, #111827));
+    /*
+     * One accent serves both schemes: as a fill (launcher, Send, the visitor's bubbles, footnotes) with black or white
+     * on it, whichever reaches 4.5:1 (by its OKLCH lightness), and as text and focus rings (links, starters) made
+     * darker on light and lighter on dark until it reaches 4.5:1 there too.
+     */
+    --_brand-l: var(--persona-chat-accent-color, #4f46e5);
+    --_brand-d: var(--persona-chat-accent-color, #818cf8);
+    --_on-l: oklch(from var(--_brand-l) clamp(0, (0.565 - l) * 1000, 1) 0 0);
+    --_on-d: oklch(from var(--_brand-d) clamp(0, (0.565 - l) * 1000, 1) 0 0);
+    --_accent: light-dark(var(--_brand-l), var(--_brand-d));
+    --_on-accent: var(--persona-chat-on-accent-color, light-dark(var(--_on-l), var(--_on-d)));
+    --_link: light-dark(oklch(from var(--_brand-l) min(l, 0.45) c h), oklch(from var(--_brand-d) max(l, 0.8) c h));
     --_bg: var(--persona-chat-background-color, light-dark(#ffffff, #111827));
     --_fg: var(--persona-chat-text-color, light-dark(#1f2937, #f3f4f6));
-    --_muted: var(--persona-chat-muted-color, light-dark(#6b7280, #9ca3af));
+    --_muted: var(--persona-chat-muted-color, light-dark(#4b5563, #9ca3af));
     --_surface: var(--persona-chat-surface-color, light-dark(#f3f4f6, #1f2937));
     --_border: var(--persona-chat-border-color, light-dark(#e5e7eb, #374151));
     --_user-bg: var(--persona-chat-user-bubble-color, var(--_accent));
@@ -32,7 +42,7 @@ export const launcherCss = css`
     --_launcher-size: var(--persona-chat-launcher-size, 56px);
     --_z: var(--persona-chat-z-index, 2147483000);
     --_shadow: var(--persona-chat-shadow, 0 12px 40px rgb(0 0 0 / 0.18));
-    --_focus: var(--persona-chat-focus-ring-color, var(--_accent));
+    --_focus: var(--persona-chat-focus-ring-color, var(--_link));
     display: block;
     font-family: var(--_font);
     font-size: var(--_font-size);
@@ -85,8 +95,9 @@ export const launcherCss = css`
     block-size: var(--_launcher-size);
     border: none;
     border-radius: 50%;
-    background: var(--_accent);
-    color: var(--_on-accent);
+    /* The launcher sits on the host's page, light or dark: the deeper accent keeps 3:1 against either. */
+    background: var(--_brand-l);
+    color: var(--persona-chat-on-accent-color, var(--_on-l));
     box-shadow: var(--_shadow);
     display: grid;
     place-items: center;

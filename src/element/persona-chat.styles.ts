@@ -47,8 +47,9 @@ export const styles = [
     border: 1px solid var(--_border);
     border-radius: var(--_radius);
   }
-  .panel[hidden] {
-    display: none;
+  /* Whatever a rule below gives it (the message list is a flex box), hidden is hidden. */
+  [hidden] {
+    display: none !important;
   }
   @keyframes rise {
     from {
@@ -163,7 +164,10 @@ export const styles = [
     border-end-start-radius: 4px;
   }
   .message.queued {
-    opacity: 0.6;
+    /* Not sent yet: an outline instead of a fill, with the text at full contrast. */
+    background: transparent;
+    color: var(--_fg);
+    border: 1px dashed var(--_link);
   }
   .markdown.plain {
     white-space: pre-wrap;
@@ -202,7 +206,7 @@ export const styles = [
     color: var(--_muted);
   }
   .markdown a {
-    color: var(--_accent);
+    color: var(--_link);
   }
   .markdown code {
     font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
@@ -295,7 +299,7 @@ export const styles = [
     cursor: pointer;
   }
   .citations summary a {
-    color: var(--_accent);
+    color: var(--_link);
   }
   .citations blockquote {
     margin: 4px 0;
@@ -319,7 +323,7 @@ export const styles = [
     block-size: 16px;
   }
   .reply-actions [aria-pressed='true'] {
-    color: var(--_accent);
+    color: var(--_link);
   }
   .notice {
     color: var(--_error);
@@ -379,9 +383,9 @@ export const styles = [
     gap: 8px;
   }
   .starter {
-    border: 1px solid var(--_accent);
+    border: 1px solid var(--_link);
     background: transparent;
-    color: var(--_accent);
+    color: var(--_link);
     border-radius: 999px;
     padding: 6px 12px;
     font: inherit;
@@ -419,6 +423,10 @@ export const styles = [
     max-block-size: 8.5em;
     field-sizing: content;
     min-block-size: 2.6em;
+  }
+  ::placeholder {
+    color: var(--_muted);
+    opacity: 1;
   }
   textarea:focus-visible {
     outline: none;
