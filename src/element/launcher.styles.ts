@@ -93,7 +93,7 @@ export const launcherCss = css`
     z-index: var(--_z);
     inline-size: var(--_launcher-size);
     block-size: var(--_launcher-size);
-    border: none;
+    border: 2px solid transparent;
     border-radius: 50%;
     /* The launcher sits on the host's page, light or dark: the deeper accent keeps 3:1 against either. */
     background: var(--_brand-l);

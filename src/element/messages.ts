@@ -18,6 +18,8 @@ export interface MessageActions {
 
 export interface RenderContext {
   strings: Strings;
+  /** Who writes the replies: the persona's name, as the heading gives it. */
+  speaker: string;
   actions: MessageActions;
   percent: Intl.NumberFormat;
   /** The reply whose thumbs-down asks for a comment, and the one thanked for it. */
@@ -165,15 +167,26 @@ interface Reply {
   citations: Citation[];
 }
 
-const assistant = (busy: boolean, content: TemplateResult) =>
-  html`<div class="message assistant" part="message assistant-message" aria-busy=${busy ? 'true' : 'false'}>
+/** A reply, an article named by who wrote it. */
+const assistant = (busy: boolean, content: TemplateResult, context: RenderContext) =>
+  html`<div
+    class="message assistant"
+    part="message assistant-message"
+    role="article"
+    aria-label=${context.speaker}
+    aria-busy=${busy ? 'true' : 'false'}
+  >
     ${content}
   </div>`;
+
+/** A message of the visitor's, an article named "You". */
+const user = (text: string, context: RenderContext, queued = false) =>
+  html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" role="article" aria-label=${context.strings.you}>${text}</div>`;
 
 export function renderHistoryItem(owner: object, item: HistoryItem, context: RenderContext) {
   if (item.role === 'user') {
     return html`<div class="item" data-key=${item.id}>
-      <div class="message user" part="message user-message">${item.text}</div>
+      ${user(item.text, context)}
     </div>`;
   }
   return html`<div class="item" data-key=${item.id}>
@@ -181,6 +194,7 @@ export function renderHistoryItem(owner: object, item: HistoryItem, context: Ren
       false,
       html`${finished(owner, item.id, item.text, item, context)}
       ${item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing}`,
+      context,
     )}
   </div>`;
 }
@@ -209,34 +223,37 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
     case TurnStatus.queued:
       return nothing;
     case TurnStatus.accepting:
-      return assistant(true, typing(strings));
+      return assistant(true, typing(strings), context);
     case TurnStatus.streaming:
       return assistant(
         true,
         turn.reply ? markdown(owner, key, turn.reply, false, strings, sourceCount || undefined).parts : typing(strings),
+        context,
       );
     case TurnStatus.done:
       return assistant(
         false,
         html`${finished(owner, key, turn.reply, turn, context)}
         ${turn.messageId ? feedbackButtons(turn.id, turn.messageId, turn.feedback, context) : nothing}`,
+        context,
       );
     case TurnStatus.stopped:
-      return assistant(false, html`${written()}${notice(strings.stopped, canRetry, context)}`);
+      return assistant(false, html`${written()}${notice(strings.stopped, canRetry, context)}`, context);
     case TurnStatus.failed:
       return assistant(
         false,
         html`${written()}${notice(turn.reply ? strings.incomplete : strings.notAnswered, canRetry, context)}`,
+        context,
       );
     case TurnStatus.interrupted:
-      return assistant(false, html`${written()}${notice(strings.interrupted, canRetry, context)}`);
+      return assistant(false, html`${written()}${notice(strings.interrupted, canRetry, context)}`, context);
   }
 }
 
 export function renderTurn(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
   const queued = turn.status === TurnStatus.queued;
   return html`<div class="item" data-key=${turn.id} data-status=${turn.status}>
-    <div class="message user ${queued ? 'queued' : ''}" part="message user-message">${turn.text}</div>
+    ${user(turn.text, context, queued)}
     ${reply(owner, turn, canRetry, context)}
   </div>`;
 }

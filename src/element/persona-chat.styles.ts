@@ -30,6 +30,12 @@ export const styles = [
     overflow: hidden;
   }
   .panel.floating {
+    /* A dialog element: none of its own place, margins, padding or limits. */
+    inset: auto;
+    margin: 0;
+    padding: 0;
+    max-inline-size: none;
+    max-block-size: none;
     position: fixed;
     inset-block-end: calc(var(--_offset) + var(--_launcher-size) + 12px);
     inset-inline-end: var(--_offset);
@@ -63,13 +69,6 @@ export const styles = [
       inline-size: 100vw;
       block-size: 100dvh;
       border-radius: 0;
-    }
-  }
-  @media (prefers-reduced-motion: reduce) {
-    .panel.floating,
-    .typing span {
-      animation: none;
-      transition: none;
     }
   }
 
@@ -146,6 +145,7 @@ export const styles = [
     display: contents;
   }
   .message {
+    border: 1px solid transparent;
     max-inline-size: 88%;
     padding: 10px 14px;
     border-radius: var(--_bubble-radius);
@@ -433,7 +433,8 @@ export const styles = [
     border-color: var(--_focus);
   }
   .send {
-    border: none;
+    /* Transparent borders show in forced colours, where fills are gone. */
+    border: 1px solid transparent;
     border-radius: 12px;
     background: var(--_accent);
     color: var(--_on-accent);
@@ -451,6 +452,29 @@ export const styles = [
     color: var(--_muted);
     padding: 0 14px 6px;
     text-align: end;
+  }
+
+  /* Last, so that they win over the rules above. */
+  @media (prefers-reduced-motion: reduce) {
+    .panel.floating,
+    .typing span {
+      animation: none;
+      transition: none;
+    }
+  }
+  /* Forced colours drop fills and custom outlines: keep the focus, the typing dots and each control's edge. */
+  @media (forced-colors: active) {
+    :focus-visible,
+    textarea:focus-visible {
+      outline: 2px solid Highlight;
+    }
+    .typing span {
+      background: CanvasText;
+      forced-color-adjust: none;
+    }
+    .message.queued {
+      border-style: dashed;
+    }
   }
   `,
 ];

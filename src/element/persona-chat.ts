@@ -315,6 +315,7 @@ export class PersonaChat extends LitElement {
     // A page that changes its language (a `lang` above the element, or the browser's) is followed.
     this.#languages.observe(document.documentElement, { attributeFilter: ['lang'], subtree: true });
     window.addEventListener('languagechange', this.#onLanguage);
+    this.#narrow.addEventListener('change', this.#onNarrow);
     window.addEventListener('pagehide', this.#onPageHide);
     document.addEventListener('visibilitychange', this.#onHidden);
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
@@ -328,6 +329,7 @@ export class PersonaChat extends LitElement {
   override disconnectedCallback() {
     this.#languages.disconnect();
     window.removeEventListener('languagechange', this.#onLanguage);
+    this.#narrow.removeEventListener('change', this.#onNarrow);
     window.removeEventListener('pagehide', this.#onPageHide);
     document.removeEventListener('visibilitychange', this.#onHidden);
     this.#keepPending();
@@ -342,7 +344,27 @@ export class PersonaChat extends LitElement {
     this.dispatchEvent(new PersonaChatReadyEvent());
   }
 
+  /** Below this width the floating panel covers the page, and is modal. */
+  readonly #narrow = matchMedia('(max-width: 480px)');
+  readonly #onNarrow = () => this.#syncDialog();
+
+  /**
+   * Shows the floating panel as its state says: modal below the narrow breakpoint (the page behind is inert, the
+   * focus stays in the panel, Escape closes it), non-modal above it.
+   */
+  #syncDialog() {
+    const dialog = this.renderRoot.querySelector('dialog');
+    if (!dialog) return;
+    if (!this.open) return void (dialog.open && dialog.close());
+    const modal = this.#narrow.matches;
+    if (dialog.open && dialog.matches(':modal') === modal) return;
+    if (dialog.open) dialog.close();
+    if (modal) dialog.showModal();
+    else dialog.show();
+  }
+
   protected override updated(changed: PropertyValues<this>) {
+    this.#syncDialog();
     if (changed.has('open') && changed.get('open') !== undefined) {
       this.dispatchEvent(this.open ? new PersonaChatOpenEvent() : new PersonaChatCloseEvent());
       if (this.open) {
@@ -373,6 +395,9 @@ export class PersonaChat extends LitElement {
         find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
       else if (!now && before) this.input?.focus();
     }
+    if (changes.has('draft')) this.#countDown();
+    // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
+    if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.say(this.text.typing);
     if (changed.has('turnStatus')) {
       try {
         for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
@@ -484,6 +509,17 @@ export class PersonaChat extends LitElement {
     this.dispatchEvent(
       new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
     );
+  }
+
+  /** The last step of the characters-left count that a screen reader heard. */
+  #counted = Infinity;
+
+  /** Says how many characters are left at a few steps near the limit, not at every keystroke. */
+  #countDown() {
+    const remaining = Math.max(0, 4000 - this.draft.length);
+    const step = [0, 10, 20, 50, 100, 200].find(step => remaining <= step) ?? Infinity;
+    if (step < this.#counted) this.say(this.text.charactersLeft(remaining));
+    this.#counted = step;
   }
 
   /** Has screen readers say `text` (politely); set apart from rendering, so that saying it needs no update. */
@@ -605,16 +641,19 @@ export class PersonaChat extends LitElement {
     const replying = Boolean(activeTurn(state));
     const busy = this.busy;
     const panelOpen = inline || this.open;
-    const retryable = this.chat.retryable();
     const remaining = 4000 - this.draft.length;
+    const language = this.#shown.language;
+    const dir = this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr';
     const context: RenderContext = {
       strings: t,
+      speaker: this.heading || t.assistant,
       percent: this.percent,
       actions: { retry: () => this.retry(), feedback: (...args) => this.feedback(...args) },
       commenting: this.commenting,
       thanked: this.thanked,
     };
     const empty = !state.history.length && !state.turns.length;
+    const content = this.#content(t, context, { empty, busy, replying, remaining });
     return html`
       ${
         inline
@@ -632,17 +671,43 @@ export class PersonaChat extends LitElement {
             </button>`
       }
       <div class="sr-only live" aria-live="polite"></div>
-      <section
-        id="panel"
-        class="panel ${inline ? 'inline' : 'floating'}"
-        part="panel"
-        lang=${this.#shown.language}
-        dir=${this.hasAttribute('dir') ? nothing : isRightToLeft(this.#shown.language) ? 'rtl' : 'ltr'}
-        role=${inline ? 'region' : 'dialog'}
-        aria-label=${t.heading}
-        ?hidden=${!panelOpen}
-        @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && !inline && this.hide()}
-      >
+      ${
+        inline
+          ? html`<section id="panel" class="panel inline" part="panel" lang=${language} dir=${dir} aria-label=${t.heading}>
+              ${content}
+            </section>`
+          : html`<dialog
+              id="panel"
+              class="panel floating"
+              part="panel"
+              lang=${language}
+              dir=${dir}
+              aria-label=${t.heading}
+              ?hidden=${!panelOpen}
+              @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && this.hide()}
+              @cancel=${(e: Event) => {
+                e.preventDefault();
+                void this.hide();
+              }}
+              @close=${(e: Event) => !(e.target as HTMLDialogElement).open && this.open && this.hide()}
+            >
+              ${content}
+            </dialog>`
+      }
+    `;
+  }
+
+  /** The panel's content, the same inline and floating. */
+  #content(
+    t: Strings,
+    context: RenderContext,
+    panel: { empty: boolean; busy: boolean; replying: boolean; remaining: number },
+  ) {
+    const { empty, busy, replying, remaining } = panel;
+    const state = this.chat.state;
+    const retryable = this.chat.retryable();
+    const inline = this.inline;
+    return html`
         <header part="header">
           <div class="titles">
             <h2>${t.heading}</h2>
@@ -668,7 +733,7 @@ export class PersonaChat extends LitElement {
             class="icon-button"
             aria-label=${t.newConversation}
             title=${t.newConversation}
-            @click=${() => this.newConversation()}
+            @click=${() => this.newConversation().then(() => this.input?.focus())}
           >
             ${newIcon}
           </button>
@@ -684,7 +749,7 @@ export class PersonaChat extends LitElement {
           @scroll=${this.scrolled}
           @click=${this.clickInMessages}
         >
-          ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message">${this.greeting}</div>` : nothing}
+          ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${this.greeting}</div>` : nothing}
           ${
             empty && this.starters.length
               ? html`<div class="starters" role="group" aria-label=${t.suggestions}>
@@ -727,8 +792,7 @@ export class PersonaChat extends LitElement {
             @click=${this.sendOrStop}
           >${busy ? t.stop : t.send}</button>
         </form>
-        ${remaining < 200 ? html`<div class="limit" aria-live="polite">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
-      </section>
+        ${remaining < 200 ? html`<div class="limit">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
     `;
   }
 

@@ -41,10 +41,14 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
     if (demo?.pid) process.kill(-demo.pid, 'SIGINT');
   });
 
-  async function page(path: string, options: { colorScheme?: 'light' | 'dark'; width?: number } = {}): Promise<Page> {
+  async function page(
+    path: string,
+    options: { colorScheme?: 'light' | 'dark'; width?: number; forcedColors?: 'active' } = {},
+  ): Promise<Page> {
     const context = await browser.newContext({
       viewport: { width: options.width ?? 1200, height: 800 },
       colorScheme: options.colorScheme ?? 'light',
+      forcedColors: options.forcedColors ?? 'none',
       reducedMotion: 'reduce',
     });
     const p = await context.newPage();
@@ -129,6 +133,25 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
     const box = await chat(narrow).locator('[part="panel"]').boundingBox();
     assert.equal(Math.round(box!.width), 390, 'the panel fills a narrow screen');
     await narrow.screenshot({ path: `${screenshots}/7-narrow.png` });
+  });
+
+  it('keeps every edge, the focus and the typing dots in forced colours', async () => {
+    const p = await page('', { forcedColors: 'active' });
+    await chat(p).locator('[part="launcher"]').click();
+    const input = chat(p).locator('textarea');
+    await input.waitFor();
+    await p.screenshot({ path: `${screenshots}/11-forced-colors-open.png` });
+    await input.fill('How long does shipping take?');
+    await input.press('Enter');
+    await chat(p).locator('.typing, .message.assistant .markdown').first().waitFor();
+    await p.screenshot({ path: `${screenshots}/12-forced-colors-streaming.png` });
+    await chat(p).locator('[part="citations"]').waitFor({ timeout: 30_000 });
+    await input.focus();
+    await p.keyboard.press('Shift+Tab');
+    await p.keyboard.press('Tab');
+    await p.screenshot({ path: `${screenshots}/13-forced-colors-focused-composer.png` });
+    const outline = await input.evaluate(el => getComputedStyle(el).outlineStyle);
+    assert.equal(outline, 'solid', 'the focused message box shows its focus');
   });
 
   it('speaks the language the page asks for: Arabic right to left, German, Japanese', async () => {

@@ -539,7 +539,8 @@ describe('<persona-chat>', () => {
       expect(el.open).to.equal(true);
       expect(el.hasAttribute('open')).to.equal(true);
       const panel = el.shadowRoot!.querySelector('[part="panel"]')!;
-      expect(panel.getAttribute('role')).to.equal('dialog');
+      expect(panel.localName).to.equal('dialog');
+      expect(panel.matches(':modal'), 'beside the page, not modal').to.equal(false);
       expect(panel.getAttribute('aria-label')).to.equal('Trailhead help');
       expect(el.shadowRoot!.activeElement).to.equal(el.shadowRoot!.querySelector('textarea'));
       await expect(el).to.be.accessible();
