@@ -145,6 +145,9 @@ export const styles = [
     display: contents;
   }
   .message {
+    /* A long conversation lays out and paints only the messages in view (their size is remembered once seen). */
+    content-visibility: auto;
+    contain-intrinsic-size: auto 3em;
     border: 1px solid transparent;
     max-inline-size: 88%;
     padding: 10px 14px;

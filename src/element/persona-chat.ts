@@ -1,6 +1,7 @@
 import { LitElement, html, nothing } from 'lit';
 import type { PropertyValues } from 'lit';
 import { property, query, state } from 'lit/decorators.js';
+import { guard } from 'lit/directives/guard.js';
 import { ChatController } from './controller.js';
 import type { ReplyResult } from './controller.js';
 import type { PersonaChatError } from './errors.js';
@@ -285,10 +286,16 @@ export class PersonaChat extends LitElement {
     this.chat.onUnsent = texts => this.keepDraft([...texts, this.draft].filter(Boolean).join('\n'));
   }
 
+  #text: { from: unknown[]; strings: Strings } | undefined;
+
+  /** The strings shown; the same object until what they come from changes, so that unchanged messages are skipped. */
   private get text(): Strings {
+    const from = [this.#shown.table, this.strings, this.heading, this.placeholder];
+    if (this.#text?.from.every((value, i) => value === from[i])) return this.#text.strings;
     const strings = resolveStrings(this.#shown.table, this.strings);
     if (this.heading) strings.heading = this.heading;
     if (this.placeholder) strings.placeholder = this.placeholder;
+    this.#text = { from, strings };
     return strings;
   }
 
@@ -760,12 +767,19 @@ export class PersonaChat extends LitElement {
                 </div>`
               : nothing
           }
-          ${timeline(state).map(entry =>
-            // Entries only come and go at the end (or all at once), so drawing them in place is enough.
-            'turn' in entry
-              ? renderTurn(this, entry.turn, entry.turn === retryable, context)
-              : renderHistoryItem(this, entry.item, context),
-          )}
+          ${timeline(state).map(entry => {
+            // Entries only come and go at the end (or all at once), so drawing them in place is enough. A message
+            // whose state and surroundings did not change is not drawn again: a keystroke or a streaming frame costs
+            // the same under 500 messages as under none.
+            const id = 'turn' in entry ? entry.turn.id : entry.item.id;
+            const subject = 'turn' in entry ? entry.turn : entry.item;
+            const around = [t, context.speaker, context.percent, context.commenting === id, context.thanked === id];
+            return guard([subject, subject === retryable, ...around], () =>
+              'turn' in entry
+                ? renderTurn(this, entry.turn, entry.turn === retryable, context)
+                : renderHistoryItem(this, entry.item, context),
+            );
+          })}
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>
         ${
