@@ -1,87 +1,107 @@
 /**
  * @module
- * The element's events: classes named `persona-chat-<noun>`, bubbling and composed. Only `persona-chat-send` is
- * cancelable, and its `text` may be rewritten by a listener.
+ * The element's events: classes named `persona-chat-<noun>`, bubbling and composed, whose data is in `detail` (and,
+ * for convenience, in fields of the event's own with the same names). Only `persona-chat-send` is cancelable, and
+ * its `detail.text` may be rewritten by a listener.
  */
 import type { Citation } from '../protocol.js';
 import type { PersonaChatErrorCode } from './errors.js';
 
-const init = { bubbles: true, composed: true };
-
-export class PersonaChatReadyEvent extends Event {
-  constructor() {
-    super('persona-chat-ready', init);
+/** An event of the element's, its data in `detail` and, as a copy, in fields of its own. */
+export class PersonaChatEvent<Detail extends object = Record<string, never>> extends CustomEvent<Detail> {
+  constructor(type: string, detail: Detail, cancelable = false) {
+    super(type, { bubbles: true, composed: true, cancelable, detail });
+    Object.assign(this, detail);
   }
 }
 
-export class PersonaChatOpenEvent extends Event {
+export class PersonaChatReadyEvent extends PersonaChatEvent {
   constructor() {
-    super('persona-chat-open', init);
+    super('persona-chat-ready', {});
   }
 }
 
-export class PersonaChatCloseEvent extends Event {
+export class PersonaChatOpenEvent extends PersonaChatEvent {
   constructor() {
-    super('persona-chat-close', init);
+    super('persona-chat-open', {});
   }
 }
 
-/** Before a message is sent: cancel it with `preventDefault()`, or change `text`. */
-export class PersonaChatSendEvent extends Event {
-  constructor(public text: string) {
-    super('persona-chat-send', { ...init, cancelable: true });
+export class PersonaChatCloseEvent extends PersonaChatEvent {
+  constructor() {
+    super('persona-chat-close', {});
   }
+}
+
+/** Before a message is sent: cancel it with `preventDefault()`, or change `detail.text`. */
+export class PersonaChatSendEvent extends PersonaChatEvent<{ text: string }> {
+  constructor(text: string) {
+    super('persona-chat-send', { text }, true);
+  }
+  /** The text to send: `detail.text`. */
+  get text() {
+    return this.detail.text;
+  }
+  set text(text: string) {
+    this.detail.text = text;
+  }
+}
+
+export interface MessageDetail {
+  messageId: string | null;
+  content: string;
+  citations: Citation[];
+  finishReason: string | null;
 }
 
 /** A reply finished: complete, or stopped (`finishReason: 'stopped'`) with what it had. */
-export class PersonaChatMessageEvent extends Event {
-  constructor(
-    readonly messageId: string | null,
-    readonly content: string,
-    readonly citations: Citation[],
-    readonly finishReason: string | null = null,
-  ) {
-    super('persona-chat-message', init);
+export class PersonaChatMessageEvent extends PersonaChatEvent<MessageDetail> {
+  declare readonly messageId: string | null;
+  declare readonly content: string;
+  declare readonly citations: Citation[];
+  declare readonly finishReason: string | null;
+  constructor(messageId: string | null, content: string, citations: Citation[], finishReason: string | null = null) {
+    super('persona-chat-message', { messageId, content, citations, finishReason });
   }
 }
 
-/** A conversation started or was restored. */
-export class PersonaChatConversationEvent extends Event {
-  constructor(
-    readonly conversationId: string,
-    readonly restored: boolean,
-  ) {
-    super('persona-chat-conversation', init);
+/** A conversation started or was restored (the visitor switched to it, or a reload showed it again). */
+export class PersonaChatConversationEvent extends PersonaChatEvent<{ conversationId: string; restored: boolean }> {
+  declare readonly conversationId: string;
+  declare readonly restored: boolean;
+  constructor(conversationId: string, restored: boolean) {
+    super('persona-chat-conversation', { conversationId, restored });
   }
 }
 
-export class PersonaChatErrorEvent extends Event {
-  constructor(
-    readonly code: PersonaChatErrorCode,
-    readonly retryable: boolean,
-    readonly error: Error,
-  ) {
-    super('persona-chat-error', init);
+export class PersonaChatErrorEvent extends PersonaChatEvent<{
+  code: PersonaChatErrorCode;
+  retryable: boolean;
+  error: Error;
+}> {
+  declare readonly code: PersonaChatErrorCode;
+  declare readonly retryable: boolean;
+  declare readonly error: Error;
+  constructor(code: PersonaChatErrorCode, retryable: boolean, error: Error) {
+    super('persona-chat-error', { code, retryable, error });
   }
 }
 
 /** A visitor opened a source. */
-export class PersonaChatCitationEvent extends Event {
-  constructor(
-    readonly citation: Citation,
-    readonly footnote: number,
-  ) {
-    super('persona-chat-citation', init);
+export class PersonaChatCitationEvent extends PersonaChatEvent<{ citation: Citation; footnote: number }> {
+  declare readonly citation: Citation;
+  declare readonly footnote: number;
+  constructor(citation: Citation, footnote: number) {
+    super('persona-chat-citation', { citation, footnote });
   }
 }
 
 /** Thumbs up or down on a reply. */
-export class PersonaChatFeedbackEvent extends Event {
-  constructor(
-    readonly messageId: string | null,
-    readonly value: 'up' | 'down',
-  ) {
-    super('persona-chat-feedback', init);
+export class PersonaChatFeedbackEvent extends PersonaChatEvent<{ messageId: string | null; value: 'up' | 'down' }> {
+  declare readonly messageId: string | null;
+  declare readonly value: 'up' | 'down';
+  constructor(messageId: string | null, value: 'up' | 'down') {
+    super('persona-chat-feedback', { messageId, value });
   }
 }
 

@@ -439,9 +439,10 @@ export class PersonaChat extends LitElement {
   async send(text: string): Promise<ReplyResult> {
     const event = new PersonaChatSendEvent(text);
     this.dispatchEvent(event);
-    if (event.defaultPrevented || !event.text.trim()) throw new DOMException('The message was not sent.', 'AbortError');
+    if (event.defaultPrevented || !event.detail.text.trim())
+      throw new DOMException('The message was not sent.', 'AbortError');
     this.errorMessage = '';
-    return this.chat.send(event.text);
+    return this.chat.send(event.detail.text);
   }
 
   /**

@@ -366,8 +366,8 @@ describe('<persona-chat>', () => {
     const h = await chat();
     h.el.metadata = { page: '/tents', campaign: 'autumn' };
     h.el.addEventListener('persona-chat-send', event => {
-      if (event.text.includes('secret')) event.preventDefault();
-      else event.text = event.text.replace('tent', 'tent?');
+      if (event.detail.text.includes('secret')) event.preventDefault();
+      else event.detail.text = event.detail.text.replace('tent', 'tent?');
     });
     let vetoed: unknown;
     await h.el.send('my secret').catch(error => (vetoed = error));
@@ -375,7 +375,12 @@ describe('<persona-chat>', () => {
     expect(h.userMessages()).to.deep.equal([]);
     const conversation = oneEvent(h.el, 'persona-chat-conversation');
     await h.el.send('Can I rent a tent');
-    const { conversationId } = await conversation;
+    const started = await conversation;
+    expect(started.detail, 'the data is in detail, as in every event').to.deep.equal({
+      conversationId: started.conversationId,
+      restored: false,
+    });
+    const { conversationId } = started.detail;
     expect(h.userMessages()).to.deep.equal(['Can I rent a tent?']);
     const kept = (await stored(conversationId)) as unknown as { metadata: { client: unknown } };
     // Beside it, the backend keeps the reply's citations under its own key.
