@@ -44,6 +44,18 @@ const offlinePlugin = {
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
 
+/**
+ * The test server on 127.0.0.1 alone: given `hostname: '127.0.0.1'`, web-test-runner's dev server listens on every
+ * interface (dev-server-core's DevServer.start leaves the host out), so this moves it before any browser comes.
+ */
+const loopbackOnly = {
+  name: 'loopback-only',
+  async serverStart({ server }) {
+    await new Promise(resolve => server.close(resolve));
+    await new Promise(resolve => server.listen(port, '127.0.0.1', resolve));
+  },
+};
+
 // Test-only keys: the product never puts an API key in a browser. The emulator's key is used by the service
 // client smoke test, which talks to the emulator directly.
 const apiKey = 'browser-test-key';
@@ -242,7 +254,7 @@ export default {
   hostname: '127.0.0.1',
   port,
   nodeResolve: { exportConditions: ['development'] },
-  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin],
+  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin, loopbackOnly],
   browsers,
   concurrency: 1,
   // The test-support state (continues, faults, the visitor) is one per server: given several engines, one at a time.
