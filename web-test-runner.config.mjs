@@ -1,49 +1,60 @@
-// Browser tests: real Chromium, with the real backend at /persona-chat and the real emulator behind it (and at
-// /emulator), so element tests cross the real protocol. Run through `node --import tsx` (see package.json) so this
-// file can load the TypeScript sources of the backend and emulator.
-import { createServer } from 'node:net';
+// Browser tests: Chromium, Firefox and WebKit (test/support/browsers.mjs; BROWSERS picks some), with the real backend
+// at /persona-chat and the real emulator behind it (and at /emulator), so element tests cross the real protocol. Run
+// through `node --import tsx` (see package.json) so this file can load the TypeScript sources of the backend and
+// emulator.
 import { esbuildPlugin } from '@web/dev-server-esbuild';
-import { chromeLauncher } from '@web/test-runner-chrome';
 import { getRequestListener } from '@hono/node-server';
 import { SignJWT, decodeJwt } from 'jose';
 import { createEmulator } from './src/emulator/app.ts';
 import { defaultPersonas, parsePersonas } from './src/emulator/personas.ts';
 import { createBackend } from './src/server/app.ts';
 import { MemoryStore } from './src/server/store.ts';
-import { chromiumFlags, findChromium } from './test/support/chromium.mjs';
+import { browserLaunchers } from './test/support/browsers.mjs';
+import { freePort } from './test/support/ports.mjs';
 
-const executablePath = findChromium();
-const launcher = chromeLauncher({ launchOptions: { executablePath, headless: true, args: chromiumFlags } });
+const browsers = browserLaunchers();
 
 /** The sockets of reply streams open right now, so that a test can cut them as a dropped network would. */
 const replySockets = new Set();
+/** Set while a dropped network is played without the browser's help: the backend's requests are then cut. */
+let cutOff = false;
 
 /**
  * `executeServerCommand('offline', {ms})`: a dropped network. The page's open reply streams are cut and the page is
- * offline for `ms` (CDP's offline mode, which fails new requests but leaves open ones alone), then back online.
+ * offline for `ms`, then back online. Offline is the browser's own where its driver can set it (CDP in Chromium,
+ * WebDriver BiDi in Firefox: new requests fail, open ones are left alone, `online` fires at the end); WebDriver has
+ * no such command, so for WebKit the server plays it, cutting every request to the backend until the time is up.
  * The command waits on the server's side, since the page cannot ask for anything while it is offline.
  */
 const offlinePlugin = {
   name: 'offline',
   async executeCommand({ command, payload, session }) {
     if (command !== 'offline') return undefined;
-    const page = launcher.getPage(session.id);
-    await page.setOfflineMode(true);
+    const page = session.browser.getPage(session.id);
+    const setOffline = page.setOfflineMode ? on => page.setOfflineMode(on) : on => void (cutOff = on);
+    await setOffline(true);
     for (const socket of replySockets) socket.destroy();
     await new Promise(resolve => setTimeout(resolve, Number(payload?.ms ?? 3000)));
-    await page.setOfflineMode(false);
+    await setOffline(false);
     return true;
   },
 };
 
 /** A free port for the test server, so the backend can allow its exact origin. */
-const port = await new Promise(resolve => {
-  const probe = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = probe.address();
-    probe.close(() => resolve(port));
-  });
-});
+const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
+
+/**
+ * The test server on 127.0.0.1 alone: given `hostname: '127.0.0.1'`, web-test-runner's dev server listens on every
+ * interface (dev-server-core's DevServer.start leaves the host out), so this moves it before any browser comes.
+ */
+const loopbackOnly = {
+  name: 'loopback-only',
+  async serverStart({ server }) {
+    await new Promise(resolve => server.close(resolve));
+    await new Promise(resolve => server.listen(port, '127.0.0.1', resolve));
+  },
+};
 
 // Test-only keys: the product never puts an API key in a browser. The emulator's key is used by the service
 // client smoke test, which talks to the emulator directly.
@@ -249,14 +260,18 @@ export default {
   hostname: '127.0.0.1',
   port,
   nodeResolve: { exportConditions: ['development'] },
-  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin],
-  browsers: [launcher],
+  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin, loopbackOnly],
+  browsers,
   concurrency: 1,
+  // The test-support state (continues, faults, the visitor) is one per server: given several engines, one at a time.
+  // `npm run test:browser` runs one process, so one server, per engine instead (test/support/run-browsers.mjs).
+  concurrentBrowsers: 1,
   testFramework: { config: { timeout: 15_000 } },
   middleware: [
     async function mounts(ctx, next) {
       if (ctx.path.startsWith('/test-support/')) return testSupport(ctx);
       if (ctx.path.startsWith('/persona-chat')) {
+        if (cutOff) return void ctx.req.socket.destroy();
         if (/\/(messages|events)$/.test(ctx.path)) {
           const socket = ctx.req.socket;
           replySockets.add(socket);

@@ -219,7 +219,7 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     await faults({ chunkDelayMs: 40 });
     const a = await chat();
     const real = a.el.fetch;
-    let held = () => {};
+    let held: (() => void) | undefined;
     a.el.fetch = async (input, init) => {
       // A slow network before the backend accepts the message.
       if (String(input).endsWith('/messages')) await new Promise<void>(resolve => (held = resolve));
@@ -227,10 +227,12 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     };
     const sent = a.el.send('Sent by the first widget');
     await a.status('accepting');
+    // The conversation may still be being created: wait for the message itself to be on its way.
+    await waitUntil(() => held, 'the message is being sent');
     const b = await chat();
     await b.el.updateComplete;
     expect(b.input.value, "the second widget's message box").to.equal('');
-    held();
+    held!();
     await sent;
     expect(b.input.value).to.equal('');
   });

@@ -16,10 +16,9 @@ class SmokeGreeting extends LitElement {
 customElements.define('smoke-greeting', SmokeGreeting);
 
 describe('browser test setup', () => {
-  it('renders a Lit element in Chromium', async () => {
-    const el = await fixture<SmokeGreeting>(html`<smoke-greeting name="Chromium"></smoke-greeting>`);
-    expect(el.shadowRoot!.querySelector('p')!.textContent).to.equal('Hello, Chromium!');
-    expect(navigator.userAgent).to.match(/Chrome\//);
+  it('renders a Lit element', async () => {
+    const el = await fixture<SmokeGreeting>(html`<smoke-greeting name="browser"></smoke-greeting>`);
+    expect(el.shadowRoot!.querySelector('p')!.textContent).to.equal('Hello, browser!');
     await expect(el).to.be.accessible();
   });
 

@@ -1,0 +1,56 @@
+/**
+ * `npm run test:browser`: the web-test-runner suite in each engine of BROWSERS (chromium, firefox and webkit by
+ * default), side by side, one web-test-runner process per engine. Each process has its own test server, backend and
+ * emulator (web-test-runner.config.mjs), so one engine's tests never see another's conversations, faults or
+ * counters. The suite waits on paced replies far more than it computes, so on two cores the three engines side by
+ * side take about a quarter longer than Chromium alone, where one after another they would take three times as
+ * long. Each line says its engine; the exit code is 1 when any engine failed. Arguments go to web-test-runner
+ * (e.g. `npm run test:browser -- --files test/element/smoke.test.ts`).
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { pickedEngines } from './browsers.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const engines = pickedEngines();
+const width = Math.max(...engines.map(engine => engine.length));
+
+const children = [];
+const runs = engines.map(engine => {
+  const started = Date.now();
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'node_modules/@web/test-runner/dist/bin.js',
+      '--config',
+      'web-test-runner.config.mjs',
+      // Plain lines, not a progress bar redrawn in place, so that the engines' lines can interleave.
+      '--static-logging',
+      ...process.argv.slice(2),
+    ],
+    { cwd: root, env: { ...process.env, BROWSERS: engine }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  children.push(child);
+  const prefix = `${engine.padEnd(width)} | `;
+  createInterface({ input: child.stdout }).on('line', line => process.stdout.write(prefix + line + '\n'));
+  createInterface({ input: child.stderr }).on('line', line => process.stderr.write(prefix + line + '\n'));
+  // 'close', not 'exit': the last lines are out by then.
+  return new Promise(resolve =>
+    child.once('close', code =>
+      resolve({ engine, passed: code === 0, seconds: Math.round((Date.now() - started) / 1000) }),
+    ),
+  );
+});
+
+// Ctrl+C or a kill stops every engine's run as web-test-runner stops on Ctrl+C, closing its pages and browsers.
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach(child => child.kill('SIGINT')));
+
+const results = await Promise.all(runs);
+console.log('');
+for (const { engine, passed, seconds } of results) {
+  console.log(`${engine.padEnd(width)}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s`);
+}
+process.exitCode = results.every(result => result.passed) ? 0 : 1;
