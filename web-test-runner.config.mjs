@@ -36,6 +36,20 @@ const offlinePlugin = {
   },
 };
 
+/**
+ * `executeServerCommand('grant-clipboard')`: lets the page write to the clipboard and read it back, as a visitor's
+ * browser lets a page that the visitor clicked in, so a test can check what a Copy button copied.
+ */
+const clipboardPlugin = {
+  name: 'clipboard',
+  async executeCommand({ command, session }) {
+    if (command !== 'grant-clipboard') return undefined;
+    const page = launcher.getPage(session.id);
+    await page.browserContext().overridePermissions(origin, ['clipboard-read', 'clipboard-sanitized-write']);
+    return true;
+  },
+};
+
 /** A free port for the test server, so the backend can allow its exact origin. */
 const port = await new Promise(resolve => {
   const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -243,7 +257,7 @@ export default {
   hostname: '127.0.0.1',
   port,
   nodeResolve: { exportConditions: ['development'] },
-  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin],
+  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin, clipboardPlugin],
   browsers: [launcher],
   concurrency: 1,
   testFramework: { config: { timeout: 15_000 } },

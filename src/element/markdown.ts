@@ -253,13 +253,7 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
     case 'list': {
       if (depth >= maxDepth) return html`<p>${token.raw}</p>`;
       const list = token as Tokens.List;
-      const items = list.items.map(
-        item =>
-          html`<li>
-            ${item.task ? html`<input type="checkbox" disabled .checked=${Boolean(item.checked)} />` : nothing}
-            ${blocks(item.tokens, ctx, depth + 1, !list.loose)}
-          </li>`,
-      );
+      const items = list.items.map(item => html`<li>${listItem(item, ctx, depth + 1, !list.loose)}</li>`);
       return list.ordered
         ? html`<ol start=${list.start === 1 || list.start === '' ? nothing : Number(list.start)}>
             ${items}
@@ -299,6 +293,21 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
     default:
       return 'raw' in token ? html`<p>${String(token.raw)}</p>` : nothing;
   }
+}
+
+/**
+ * A list item's blocks. Marked gives a task item's `[x]` or `[ ]` as a checkbox token, first in the item or in its
+ * first paragraph: it is drawn as a disabled checkbox, labelled by the text beside it, and never as its marker.
+ */
+function listItem(item: Tokens.ListItem, ctx: RenderContext, depth: number, tight: boolean): Part[] {
+  const notCheckbox = (token: Token) => token.type !== 'checkbox';
+  const [first, ...rest] = item.tokens.filter(notCheckbox);
+  if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph') || !first.tokens) {
+    return blocks(item.tokens.filter(notCheckbox), ctx, depth, tight);
+  }
+  const text = inline(first.tokens.filter(notCheckbox), ctx);
+  const label = html`<label><input type="checkbox" disabled ?checked=${Boolean(item.checked)} /> ${text}</label>`;
+  return [first.type === 'paragraph' ? html`<p>${label}</p>` : label, ...blocks(rest, ctx, depth, tight)];
 }
 
 function blocks(tokens: Token[] | undefined, ctx: RenderContext, depth: number, tight = false): Part[] {

@@ -148,6 +148,34 @@ describe('markdown', () => {
     expect(html).not.to.contain('style=');
   });
 
+  it('draws a task as a disabled checkbox labelled by its text, without its marker', () => {
+    const tight = '- [x] Pack the **tent**\n- [ ] Book a site [1]\n  - [X] Call ahead\n';
+    const loose = '- [x] Pack the **tent**\n\n- [ ] Book a site [1]\n\n  - [X] Call ahead\n';
+    for (const text of [tight, loose]) {
+      const host = document.createElement('div');
+      document.body.append(host);
+      render(renderMarkdown(text, labels).parts, host);
+      const boxes = [...host.querySelectorAll('input')];
+      expect(
+        boxes.map(box => [box.type, box.disabled, box.checked]),
+        text,
+      ).to.deep.equal([
+        ['checkbox', true, true],
+        ['checkbox', true, false],
+        ['checkbox', true, true],
+      ]);
+      expect(boxes.map(box => [...box.labels!].map(label => label.textContent!.trim()))).to.deep.equal([
+        ['Pack the tent'],
+        ['Book a site 1'],
+        ['Call ahead'],
+      ]);
+      expect(host.querySelector('label strong')!.textContent).to.equal('tent');
+      expect(host.querySelector('label a[data-cite]')!.getAttribute('aria-label')).to.equal('Source 1');
+      expect(host.textContent).not.to.match(/\[[ xX]\]/);
+      host.remove();
+    }
+  });
+
   it('renders another view in the same place with its own blocks', () => {
     const host = document.createElement('div');
     const first = new MarkdownView(labels);
