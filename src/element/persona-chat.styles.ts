@@ -247,6 +247,7 @@ export const styles = [
   .markdown td {
     border: 1px solid var(--_border);
     padding: 4px 8px;
+    text-align: start;
   }
   .markdown .align-center {
     text-align: center;

@@ -1,8 +1,9 @@
 import { expect } from '@open-wc/testing';
-import { render } from 'lit';
+import { adoptStyles, html, render } from 'lit';
 import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
 import { Footnotes, MarkdownView, heal, maxDepth, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
+import { styles } from '../../src/element/persona-chat.styles.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 
 const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
@@ -15,6 +16,17 @@ function dom(parts: unknown): string {
   const host = document.createElement('div');
   render(parts, host);
   return markup(host);
+}
+
+/** Templates drawn as the element draws a reply: in a shadow root with the element's styles, in `.markdown`. */
+function styled(parts: unknown, width = 320) {
+  const host = document.createElement('div');
+  host.style.inlineSize = `${width}px`;
+  document.body.append(host);
+  const root = host.attachShadow({ mode: 'open' });
+  adoptStyles(root, styles);
+  render(html`<div class="markdown">${parts}</div>`, root);
+  return { host, root };
 }
 
 /** A text cut in pieces of 1 to 300 characters, the same way every time. */
@@ -146,6 +158,14 @@ describe('markdown', () => {
     expect(html).to.contain('data-copy');
     expect(html).to.contain('class="align-center"');
     expect(html).not.to.contain('style=');
+  });
+
+  it('aligns a header cell as its column, and an unaligned column at the start', () => {
+    const { host, root } = styled(renderMarkdown('| l | c | r | n |\n|:-|:-:|-:|-|\n| 1 | 2 | 3 | 4 |', labels).parts);
+    const aligned = (cell: string) => [...root.querySelectorAll(cell)].map(el => getComputedStyle(el).textAlign);
+    expect(aligned('th')).to.deep.equal(['start', 'center', 'end', 'start']);
+    expect(aligned('td')).to.deep.equal(['start', 'center', 'end', 'start']);
+    host.remove();
   });
 
   it('draws a task as a disabled checkbox labelled by its text, without its marker', () => {
