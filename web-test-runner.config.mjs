@@ -149,6 +149,8 @@ const hostileReplies = [
   [/underscores/, () => '_a'.repeat(20000)],
   [/indented/, () => Array.from({ length: 300 }, (_, i) => ' '.repeat(i * 2) + '- item').join('\n')],
   [/fences/, () => '```\n'.repeat(12000)],
+  // Not hostile: a reply with a code block, for the copy button.
+  [/as code/, () => 'Install it:\n\n```sh\nnpm install persona-chat\n```\n'],
 ];
 const hostileModel = async (_input, init) => {
   const { messages } = JSON.parse(init.body);

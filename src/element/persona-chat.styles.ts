@@ -226,10 +226,12 @@ export const styles = [
     padding: 0;
     background: none;
   }
+  .markdown .code-bar {
+    display: flex;
+    justify-content: flex-end;
+    margin-block-end: 4px;
+  }
   .markdown .copy {
-    position: absolute;
-    inset-block-start: 6px;
-    inset-inline-end: 6px;
     font-size: 0.75em;
     border: 1px solid var(--_border);
     background: var(--_surface);

@@ -1,8 +1,17 @@
-import { expect } from '@open-wc/testing';
+import { expect, waitUntil } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
 import { adoptStyles, html, render } from 'lit';
 import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
-import { Footnotes, MarkdownView, heal, maxDepth, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
+import {
+  Footnotes,
+  MarkdownView,
+  copyCode,
+  heal,
+  maxDepth,
+  renderMarkdown,
+  safeUrl,
+} from '../../src/element/markdown.js';
 import { styles } from '../../src/element/persona-chat.styles.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 
@@ -158,6 +167,35 @@ describe('markdown', () => {
     expect(html).to.contain('data-copy');
     expect(html).to.contain('class="align-center"');
     expect(html).not.to.contain('style=');
+  });
+
+  it('puts the copy button of a code block in a bar above the code, never over it', () => {
+    const code = '```ts\nconst line = "' + 'x'.repeat(200) + '";\nconst next = 2;\n```';
+    const { host, root } = styled(renderMarkdown(code, labels).parts);
+    const button = root.querySelector<HTMLButtonElement>('[part="copy-button"]')!;
+    expect(button.textContent).to.equal('Copy');
+    const a = button.getBoundingClientRect();
+    const b = root.querySelector('pre')!.getBoundingClientRect();
+    expect(a.width).to.be.greaterThan(0);
+    const overlaps = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    expect(overlaps, 'the button overlaps the code').to.equal(false);
+    host.remove();
+  });
+
+  it('copies a code block, then says so for a while on its button and in its status', async () => {
+    await executeServerCommand('grant-clipboard');
+    const { host, root } = styled(renderMarkdown('```sh\nnpm install persona-chat\n```', labels).parts);
+    const button = root.querySelector<HTMLButtonElement>('[part="copy-button"]')!;
+    const status = root.querySelector('[part="code-block"] [role="status"]')!;
+    expect(status.textContent).to.equal('');
+    button.focus();
+    await copyCode(button, 'Copied', 200);
+    expect(await navigator.clipboard.readText()).to.equal('npm install persona-chat');
+    expect([button.textContent, status.textContent]).to.deep.equal(['Copied', 'Copied']);
+    await copyCode(button, 'Copied', 200);
+    await waitUntil(() => button.textContent === 'Copy', 'the button says Copy again');
+    expect(status.textContent).to.equal('');
+    host.remove();
   });
 
   it('aligns a header cell as its column, and an unaligned column at the start', () => {
