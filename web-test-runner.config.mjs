@@ -40,6 +40,25 @@ const offlinePlugin = {
   },
 };
 
+/**
+ * `executeServerCommand('grant-clipboard')`: lets the page write to the clipboard and read it back, as a visitor's
+ * browser lets a page that the visitor clicked in, so a test can check what a Copy button copied.
+ */
+const clipboardPlugin = {
+  name: 'clipboard',
+  async executeCommand({ command, session }) {
+    if (command !== 'grant-clipboard') return undefined;
+    // Granting permissions is Chromium's (CDP); elsewhere the answer is false, and the test reads no clipboard.
+    try {
+      const page = session.browser.getPage(session.id);
+      await page.browserContext().overridePermissions(origin, ['clipboard-read', 'clipboard-sanitized-write']);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
+
 /** A free port for the test server, so the backend can allow its exact origin. */
 const port = await freePort();
 const origin = `http://127.0.0.1:${port}`;
@@ -152,6 +171,8 @@ const hostileReplies = [
       'Install it, then start the server [1]:\n\n```sh\nnpm install persona-chat && npx persona-chat-server --service-url https://service.example --persona-id 3e913ded --port 8787\n```\n\n' +
       '| Option | Default |\n|:--|--:|\n| `--port` | 8787 |\n\n- [x] installed\n- [ ] configured',
   ],
+  // Not hostile: a reply with a code block, for the copy button.
+  [/as code/, () => 'Install it:\n\n```sh\nnpm install persona-chat\n```\n'],
 ];
 const hostileModel = async (_input, init) => {
   const { messages } = JSON.parse(init.body);
@@ -260,7 +281,12 @@ export default {
   hostname: '127.0.0.1',
   port,
   nodeResolve: { exportConditions: ['development'] },
-  plugins: [esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }), offlinePlugin, loopbackOnly],
+  plugins: [
+    esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }),
+    offlinePlugin,
+    loopbackOnly,
+    clipboardPlugin,
+  ],
   browsers,
   concurrency: 1,
   // The test-support state (continues, faults, the visitor) is one per server: given several engines, one at a time.

@@ -239,11 +239,16 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
       return headings[Math.min(heading.depth, 4) - 1]!(inline(heading.tokens, ctx));
     }
     case 'code': {
+      // The copy button has a bar of its own above the code, so it never covers any; its status tells screen
+      // readers when it copied (see `copyCode()`).
       const code = token as Tokens.Code;
       const lang = (code.lang ?? '').match(/^[\w+#.-]{1,20}/)?.[0] ?? '';
       return html`<div class="code" part="code-block">
+        <div class="code-bar">
+          <button type="button" class="copy" part="copy-button" data-copy>${ctx.copyLabel}</button>
+          <span class="sr-only" role="status"></span>
+        </div>
         <pre><code data-lang=${lang || nothing}>${code.text}</code></pre>
-        <button type="button" class="copy" part="copy-button" data-copy>${ctx.copyLabel}</button>
       </div>`;
     }
     case 'blockquote':
@@ -253,13 +258,7 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
     case 'list': {
       if (depth >= maxDepth) return html`<p>${token.raw}</p>`;
       const list = token as Tokens.List;
-      const items = list.items.map(
-        item =>
-          html`<li>
-            ${item.task ? html`<input type="checkbox" disabled .checked=${Boolean(item.checked)} />` : nothing}
-            ${blocks(item.tokens, ctx, depth + 1, !list.loose)}
-          </li>`,
-      );
+      const items = list.items.map(item => html`<li>${listItem(item, ctx, depth + 1, !list.loose)}</li>`);
       return list.ordered
         ? html`<ol start=${list.start === 1 || list.start === '' ? nothing : Number(list.start)}>
             ${items}
@@ -299,6 +298,21 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
     default:
       return 'raw' in token ? html`<p>${String(token.raw)}</p>` : nothing;
   }
+}
+
+/**
+ * A list item's blocks. Marked gives a task item's `[x]` or `[ ]` as a checkbox token, first in the item or in its
+ * first paragraph: it is drawn as a disabled checkbox, labelled by the text beside it, and never as its marker.
+ */
+function listItem(item: Tokens.ListItem, ctx: RenderContext, depth: number, tight: boolean): Part[] {
+  const notCheckbox = (token: Token) => token.type !== 'checkbox';
+  const [first, ...rest] = item.tokens.filter(notCheckbox);
+  if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph') || !first.tokens) {
+    return blocks(item.tokens.filter(notCheckbox), ctx, depth, tight);
+  }
+  const text = inline(first.tokens.filter(notCheckbox), ctx);
+  const label = html`<label><input type="checkbox" disabled ?checked=${Boolean(item.checked)} /> ${text}</label>`;
+  return [first.type === 'paragraph' ? html`<p>${label}</p>` : label, ...blocks(rest, ctx, depth, tight)];
 }
 
 function blocks(tokens: Token[] | undefined, ctx: RenderContext, depth: number, tight = false): Part[] {
@@ -710,6 +724,35 @@ export class MarkdownView {
     this.#settledFootnotes = new Footnotes();
     this.#chunk = new Chunk(0, 0, new Footnotes());
   }
+}
+
+/** The buttons saying "Copied", with the label each had before and the timer that gives it back. */
+const copiedButtons = new WeakMap<Element, { label: string; timer: ReturnType<typeof setTimeout> }>();
+
+/**
+ * Copies the code of the code block whose copy button is `button`, then says so for `ms`: the button reads
+ * `copied`, and so does the block's status, which screen readers read out. Only the data of the button's text node
+ * changes, so Lit goes on rendering the button as before. Rejects when the clipboard refuses.
+ */
+export async function copyCode(button: Element, copied: string, ms = 1500) {
+  const block = button.closest('.code');
+  if (!block || !navigator.clipboard) return;
+  await navigator.clipboard.writeText(block.querySelector('code')?.textContent ?? '');
+  const text = [...button.childNodes].find((node): node is Text => node.nodeType === Node.TEXT_NODE);
+  const status = block.querySelector('[role="status"]');
+  const shown = copiedButtons.get(button);
+  clearTimeout(shown?.timer);
+  const label = shown?.label ?? text?.data ?? '';
+  const show = (buttonText: string, statusText: string) => {
+    if (text) text.data = buttonText;
+    if (status) status.textContent = statusText;
+  };
+  show(copied, copied);
+  const timer = setTimeout(() => {
+    copiedButtons.delete(button);
+    show(label, '');
+  }, ms);
+  copiedButtons.set(button, { label, timer });
 }
 
 /** A whole text, rendered at once (a restored reply). */

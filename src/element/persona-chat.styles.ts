@@ -233,10 +233,12 @@ export const styles = [
     padding: 0;
     background: none;
   }
+  .markdown .code-bar {
+    display: flex;
+    justify-content: flex-end;
+    margin-block-end: 4px;
+  }
   .markdown .copy {
-    position: absolute;
-    inset-block-start: 6px;
-    inset-inline-end: 6px;
     font-size: 0.75em;
     border: 1px solid var(--_border);
     background: var(--_surface);
@@ -254,6 +256,7 @@ export const styles = [
   .markdown td {
     border: 1px solid var(--_border);
     padding: 4px 8px;
+    text-align: start;
   }
   .markdown .align-center {
     text-align: center;

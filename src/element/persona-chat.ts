@@ -17,6 +17,7 @@ import {
   PersonaChatSendEvent,
 } from './events.js';
 import { isRightToLeft, languageOf, localeOf } from './language.js';
+import { copyCode } from './markdown.js';
 import { loadTable } from './locale.js';
 import type { HistoryList, HistoryView } from './history.js';
 import { forgetViews, renderHistoryItem, renderTurn } from './messages.js';
@@ -621,11 +622,8 @@ export class PersonaChat extends LitElement {
         setTimeout(() => item.classList.remove('highlight'), 1500);
       }
     } else if (copy) {
-      const code = copy.parentElement?.querySelector('code')?.textContent ?? '';
-      void navigator.clipboard?.writeText(code).then(() => {
-        copy.textContent = this.text.copied;
-        setTimeout(() => (copy.textContent = this.text.copy), 1500);
-      });
+      // A clipboard that refuses (a page without the permission) leaves the button as it was.
+      copyCode(copy, this.text.copied).catch(() => {});
     }
     if (cite || source) {
       const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);

@@ -1,8 +1,18 @@
-import { expect } from '@open-wc/testing';
-import { render } from 'lit';
+import { expect, waitUntil } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
+import { adoptStyles, html, render } from 'lit';
 import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
-import { Footnotes, MarkdownView, heal, maxDepth, renderMarkdown, safeUrl } from '../../src/element/markdown.js';
+import {
+  Footnotes,
+  MarkdownView,
+  copyCode,
+  heal,
+  maxDepth,
+  renderMarkdown,
+  safeUrl,
+} from '../../src/element/markdown.js';
+import { styles } from '../../src/element/persona-chat.styles.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 
 const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
@@ -15,6 +25,17 @@ function dom(parts: unknown): string {
   const host = document.createElement('div');
   render(parts, host);
   return markup(host);
+}
+
+/** Templates drawn as the element draws a reply: in a shadow root with the element's styles, in `.markdown`. */
+function styled(parts: unknown, width = 320) {
+  const host = document.createElement('div');
+  host.style.inlineSize = `${width}px`;
+  document.body.append(host);
+  const root = host.attachShadow({ mode: 'open' });
+  adoptStyles(root, styles);
+  render(html`<div class="markdown">${parts}</div>`, root);
+  return { host, root };
 }
 
 /** A text cut in pieces of 1 to 300 characters, the same way every time. */
@@ -146,6 +167,73 @@ describe('markdown', () => {
     expect(html).to.contain('data-copy');
     expect(html).to.contain('class="align-center"');
     expect(html).not.to.contain('style=');
+  });
+
+  it('puts the copy button of a code block in a bar above the code, never over it', () => {
+    const code = '```ts\nconst line = "' + 'x'.repeat(200) + '";\nconst next = 2;\n```';
+    const { host, root } = styled(renderMarkdown(code, labels).parts);
+    const button = root.querySelector<HTMLButtonElement>('[part="copy-button"]')!;
+    expect(button.textContent).to.equal('Copy');
+    const a = button.getBoundingClientRect();
+    const b = root.querySelector('pre')!.getBoundingClientRect();
+    expect(a.width).to.be.greaterThan(0);
+    const overlaps = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    expect(overlaps, 'the button overlaps the code').to.equal(false);
+    host.remove();
+  });
+
+  it('copies a code block, then says so for a while on its button and in its status', async function () {
+    // Written here without a visitor's gesture, the clipboard needs a permission that the test runner can grant
+    // only in Chromium; the element's test copies by a key press in every engine.
+    if (!(await executeServerCommand('grant-clipboard'))) this.skip();
+    const { host, root } = styled(renderMarkdown('```sh\nnpm install persona-chat\n```', labels).parts);
+    const button = root.querySelector<HTMLButtonElement>('[part="copy-button"]')!;
+    const status = root.querySelector('[part="code-block"] [role="status"]')!;
+    expect(status.textContent).to.equal('');
+    button.focus();
+    await copyCode(button, 'Copied', 200);
+    expect(await navigator.clipboard.readText()).to.equal('npm install persona-chat');
+    expect([button.textContent, status.textContent]).to.deep.equal(['Copied', 'Copied']);
+    await copyCode(button, 'Copied', 200);
+    await waitUntil(() => button.textContent === 'Copy', 'the button says Copy again');
+    expect(status.textContent).to.equal('');
+    host.remove();
+  });
+
+  it('aligns a header cell as its column, and an unaligned column at the start', () => {
+    const { host, root } = styled(renderMarkdown('| l | c | r | n |\n|:-|:-:|-:|-|\n| 1 | 2 | 3 | 4 |', labels).parts);
+    const aligned = (cell: string) => [...root.querySelectorAll(cell)].map(el => getComputedStyle(el).textAlign);
+    expect(aligned('th')).to.deep.equal(['start', 'center', 'end', 'start']);
+    expect(aligned('td')).to.deep.equal(['start', 'center', 'end', 'start']);
+    host.remove();
+  });
+
+  it('draws a task as a disabled checkbox labelled by its text, without its marker', () => {
+    const tight = '- [x] Pack the **tent**\n- [ ] Book a site [1]\n  - [X] Call ahead\n';
+    const loose = '- [x] Pack the **tent**\n\n- [ ] Book a site [1]\n\n  - [X] Call ahead\n';
+    for (const text of [tight, loose]) {
+      const host = document.createElement('div');
+      document.body.append(host);
+      render(renderMarkdown(text, labels).parts, host);
+      const boxes = [...host.querySelectorAll('input')];
+      expect(
+        boxes.map(box => [box.type, box.disabled, box.checked]),
+        text,
+      ).to.deep.equal([
+        ['checkbox', true, true],
+        ['checkbox', true, false],
+        ['checkbox', true, true],
+      ]);
+      expect(boxes.map(box => [...box.labels!].map(label => label.textContent!.trim()))).to.deep.equal([
+        ['Pack the tent'],
+        ['Book a site 1'],
+        ['Call ahead'],
+      ]);
+      expect(host.querySelector('label strong')!.textContent).to.equal('tent');
+      expect(host.querySelector('label a[data-cite]')!.getAttribute('aria-label')).to.equal('Source 1');
+      expect(host.textContent).not.to.match(/\[[ xX]\]/);
+      host.remove();
+    }
   });
 
   it('renders another view in the same place with its own blocks', () => {

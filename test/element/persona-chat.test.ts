@@ -1,5 +1,5 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import { sendKeys } from '@web/test-runner-commands';
+import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, ada, chat, continues, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
 
@@ -58,6 +58,27 @@ describe('<persona-chat>', () => {
     expect(rated.value).to.equal('up');
     expect(rated.messageId).to.equal(message.messageId);
     expect((await continues()).length).to.equal(1);
+  });
+
+  it('copies the code of a reply, and says so on its button and to screen readers', async () => {
+    // Reading the clipboard back needs a permission that the test runner can grant only in Chromium.
+    const readable = await executeServerCommand('grant-clipboard');
+    // The stand-in model of /hostile-chat writes what it is asked for (of a question its guides answer): code.
+    const h = await chat(html`<persona-chat endpoint="/hostile-chat" mode="inline" storage="none"></persona-chat>`);
+    await h.el.send('tent returns as code');
+    await h.settled();
+    const block = h.lastReply()!.querySelector('[part="code-block"]')!;
+    const button = block.querySelector<HTMLButtonElement>('[part="copy-button"]')!;
+    const status = block.querySelector('[role="status"]');
+    expect(status, 'a status for screen readers').to.not.equal(null);
+    // A key press, as a visitor's: the gesture that lets a page write to the clipboard.
+    button.focus();
+    await sendKeys({ press: 'Enter' });
+    await waitUntil(() => status!.textContent === 'Copied', 'the status says Copied');
+    expect(button.textContent).to.equal('Copied');
+    if (readable) expect(await navigator.clipboard.readText()).to.equal('npm install persona-chat');
+    await waitUntil(() => button.textContent === 'Copy', 'the button says Copy again', { timeout: 5000 });
+    expect(status!.textContent).to.equal('');
   });
 
   it('restores the conversation, messages and citations, after a reload', async () => {
