@@ -1,8 +1,8 @@
 // `npm run bench`: measures in real Chromium, prints a table and writes it to test-results/bench.md.
 //
-// - markdown: a 40 KB reply in 2,000 deltas (one every 4 ms), rendered at most once per frame, with the renderer's
-//   tail settling (incremental) and without it (full re-lex of the whole reply every frame); script time of the
-//   renders, tasks over 50 ms, and whether the final DOM equals a one-shot render.
+// - the element (see element.ts): a 40 KB reply in 2,000 deltas (one every 4 ms) into the renderer alone (with its
+//   tail settling, and with a full re-lex every frame), into the element, into deep-chat and into a <pre>; 500
+//   restored messages, keystrokes and streaming under them; opening the panel from the launcher.
 // - hostile markdown: inputs built to overflow the stack or to be slow to lex, each streamed in 1 to 2 KB pieces
 //   with one render per piece (lexing, templates and Lit's DOM update): the longest render and the total; the same
 //   text rendered at once (a restored reply, compared with the streamed DOM); the DOM's depth.
@@ -17,6 +17,7 @@ import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
 import { backendBench } from './backend.js';
+import { elementBench } from './element.js';
 import { hostileInputs } from './hostile.js';
 import type { HostileResult } from './markdown-page.js';
 
@@ -44,7 +45,7 @@ async function benchPage() {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return {
-    async call<T>(name: 'runBench' | 'runHostile', arg: string): Promise<T> {
+    async call<T>(name: 'runHostile', arg: string): Promise<T> {
       const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumFlags, headless: true });
       try {
         const page = await browser.newPage();
@@ -63,23 +64,6 @@ async function benchPage() {
 }
 
 type Page = Awaited<ReturnType<typeof benchPage>>;
-
-async function markdown(page: Page) {
-  const rows: Record<string, unknown>[] = [];
-  for (const mode of ['incremental', 'full']) {
-    const results = [];
-    for (let i = 0; i < repeats; i++) results.push(await page.call<Record<string, number | boolean>>('runBench', mode));
-    rows.push({
-      mode,
-      renders: median(results.map(r => r.renders as number)),
-      'script ms': median(results.map(r => r.scriptMs as number)),
-      'of which lexing and templates ms': median(results.map(r => r.viewMs as number)),
-      'tasks > 50 ms': median(results.map(r => r.tasksOver50 as number)),
-      'final = one-shot': results.every(r => r.finalEqualsOneShot) ? 'yes' : 'no',
-    });
-  }
-  return rows;
-}
 
 async function hostile(page: Page) {
   const rows: Record<string, unknown>[] = [];
@@ -157,22 +141,18 @@ function table(rows: Record<string, unknown>[]): string {
   ].join('\n');
 }
 
+const elementSections = await elementBench();
 const page = await benchPage();
-let streaming: Record<string, unknown>[];
 let hostileRows: Record<string, unknown>[];
 try {
-  streaming = await markdown(page);
   hostileRows = await hostile(page);
 } finally {
   page.close();
 }
 const report = [
-  `# persona-chat benchmarks (${new Date().toISOString().slice(0, 10)}, median of ${repeats})`,
+  `# persona-chat benchmarks (${new Date().toISOString().slice(0, 10)}, median of ${repeats} unless said)`,
   '',
-  '## Streaming markdown: 40 KB reply, 2,000 deltas, one every 4 ms, at most one render per frame',
-  '',
-  table(streaming),
-  '',
+  ...elementSections.flatMap(section => [section, '']),
   '## Hostile markdown: streamed in 1 to 2 KB pieces, one render per piece, then the final render; then at once',
   '',
   table(hostileRows),

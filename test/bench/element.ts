@@ -1,0 +1,408 @@
+// `npm run bench`, the element's part: <persona-chat> as built (dist/), beside deep-chat as its package ships it and
+// beside floors of plain DOM, in real Chromium, one fresh browser per measurement, the rows of a table interleaved,
+// median of 5 (BENCH_RUNS). CPU is the renderer's main-thread CPU time (the ThreadTime of the DevTools protocol's
+// Performance.getMetrics) read before and after a step; the heap is V8's used heap after a full GC.
+//
+// - streaming beside peers: a 40 KB reply in 2,000 deltas, one every 4 ms, into the reply renderer alone (with and
+//   without its tail settling), into the element, into deep-chat, and appended to a <pre>: the CPU from the first
+//   delta to the final paint, and the time from the last delta to that paint.
+// - long conversations: 500 restored messages (render to paint, DOM nodes, JS heap) beside deep-chat and 500 plain
+//   divs; the CPU of a keystroke and of streaming that reply under 500 messages and under none.
+// - opening: a click on the launcher of a page that loads dist/persona-chat.js, from the chat chunk's arrival to the
+//   panel's first paint.
+//
+// The backend is stood in for in the page (see element-page.ts): the bench measures rendering alone.
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { availableParallelism, loadavg } from 'node:os';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
+import { chromiumFlags, findChromium } from '../support/chromium.mjs';
+import type { ElementBench, Target } from './element-page.js';
+import type { BenchResult } from './markdown-page.js';
+
+const runs = Number(process.env.BENCH_RUNS ?? 5);
+/** Keystrokes measured, after a few untimed ones. */
+const keystrokes = 100;
+
+type Figures = Record<string, number>;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** A markdown table, as run.ts draws its own (run.ts measures when imported, so it cannot share it). */
+function table(rows: Record<string, unknown>[]): string {
+  const keys = [...new Set(rows.flatMap(Object.keys))];
+  return [
+    `| ${keys.join(' | ')} |`,
+    `| ${keys.map(() => '---').join(' | ')} |`,
+    ...rows.map(r => `| ${keys.map(k => r[k] ?? '').join(' | ')} |`),
+  ].join('\n');
+}
+
+const load = () =>
+  loadavg()
+    .map(n => n.toFixed(2))
+    .join(' ');
+
+/**
+ * Runs every scenario `runs` times, interleaved (one of each, then again), between two readings of the load average
+ * (1, 5 and 15 minutes), and gives each scenario's figures as medians.
+ */
+async function interleaved<K extends string>(scenarios: Record<K, () => Promise<Figures>>) {
+  const before = load();
+  const all = {} as Record<K, Figures[]>;
+  for (let i = 0; i < runs; i++) {
+    for (const [name, scenario] of Object.entries(scenarios) as [K, () => Promise<Figures>][]) {
+      (all[name] ??= []).push(await scenario());
+    }
+  }
+  const medians = {} as Record<K, Figures>;
+  for (const name of Object.keys(all) as K[]) {
+    medians[name] = Object.fromEntries(
+      Object.keys(all[name][0]!).map(key => [key, median(all[name].map(r => r[key]!))]),
+    );
+  }
+  const loadLine = `Load average (1, 5, 15 min) on ${availableParallelism()} CPUs: ${before} before these runs, ${load()} after.`;
+  return { medians, all, loadLine };
+}
+
+/** Serves the bench pages, their bundles, deep-chat's bundle and dist/, on 127.0.0.1 at a port picked now. */
+async function serve() {
+  const bundle = async (entry: string) =>
+    (
+      await build({
+        entryPoints: [entry],
+        bundle: true,
+        minify: true,
+        format: 'esm',
+        write: false,
+        conditions: ['production'],
+        tsconfig: 'tsconfig.json',
+      })
+    ).outputFiles[0]!.text;
+  const scripts: Record<string, string | Buffer> = {
+    '/element.js': await bundle('test/bench/element-page.ts'),
+    '/renderer.js': await bundle('test/bench/markdown-page.ts'),
+    '/deep-chat.js': await readFile('node_modules/deep-chat/dist/deepChat.bundle.js'),
+  };
+  const page = (body: string) =>
+    `<!doctype html><html lang="en"><meta charset="utf-8"><title>bench</title><body style="margin: 0">${body}`;
+  const pages: Record<string, string> = {
+    '/': page('<div id="stage"></div><script type="module" src="/element.js"></script>'),
+    '/renderer': page('<script type="module" src="/renderer.js"></script>'),
+    // A page with the launcher: the chat chunk is loaded when the visitor shows intent.
+    '/opening': page(
+      '<persona-chat endpoint="/api"></persona-chat><script type="module" src="/element.js"></script>' +
+        '<script type="module" src="/dist/persona-chat.js"></script>',
+    ),
+  };
+  const launcher = await readFile('dist/persona-chat.js', 'utf8');
+  const chunk = /import\(["'`]\.\/(persona-chat-define-[\w-]+\.js)["'`]\)/.exec(launcher)?.[1];
+  if (!chunk) throw new Error('dist/persona-chat.js does not load a persona-chat-define chunk: run npm run build');
+  const server = createServer(async (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    const js = (body: string | Buffer) => res.writeHead(200, { 'content-type': 'text/javascript' }).end(body);
+    if (pages[path]) return res.writeHead(200, { 'content-type': 'text/html' }).end(pages[path]);
+    if (scripts[path]) return js(scripts[path]);
+    const file = /^\/dist\/[\w.-]+\.js$/.test(path) && (await readFile(path.slice(1)).catch(() => undefined));
+    if (file) return js(file);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    chunk: `/dist/${chunk}`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+type Server = Awaited<ReturnType<typeof serve>>;
+
+/** Calls a function of the element bench page. */
+function call<K extends keyof ElementBench>(
+  page: Page,
+  name: K,
+  ...args: ElementBench[K] extends (...a: infer A) => unknown ? A : never
+): Promise<ElementBench[K] extends (...a: never[]) => infer R ? Awaited<R> : never> {
+  return page.evaluate(
+    ([n, a]) => (window as unknown as { bench: Record<string, (...a: unknown[]) => unknown> }).bench[n]!(...a),
+    [name, args] as const,
+  ) as never;
+}
+
+/** The renderer's main-thread CPU time so far, in ms. */
+async function cpuMs(cdp: CDPSession) {
+  const { metrics } = await cdp.send('Performance.getMetrics');
+  return 1000 * metrics.find(m => m.name === 'ThreadTime')!.value;
+}
+
+/** V8's used heap after a full garbage collection, in bytes. */
+async function heapBytes(cdp: CDPSession) {
+  await cdp.send('HeapProfiler.collectGarbage');
+  return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+}
+
+/**
+ * Every host but the bench's own fails to resolve: deep-chat asks Google Fonts for its font, and a run must not
+ * depend on whether the machine has a network.
+ */
+const offline = '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1';
+
+/** Opens `path` in a fresh browser and runs `work` on it. `init` runs in the page before its scripts. */
+async function inBrowser(
+  server: Server,
+  path: string,
+  work: (page: Page, cdp: CDPSession) => Promise<Figures>,
+  init?: () => void,
+): Promise<Figures> {
+  const browser = await chromium.launch({
+    executablePath: findChromium(),
+    args: [...chromiumFlags, offline],
+    headless: true,
+  });
+  try {
+    const page = await browser.newPage();
+    if (init) await page.addInitScript(init);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    await page.goto(server.url + path);
+    await page.waitForFunction(() => 'bench' in window || 'runBench' in window);
+    return await work(page, cdp);
+  } finally {
+    await browser.close();
+  }
+}
+
+const settle = () => new Promise(resolve => setTimeout(resolve, 500));
+
+/** The CPU of streaming the reply into `target` (after restoring `messages` for the chats), and its timings. */
+const streaming = (server: Server, target: Target, messages = 0) =>
+  inBrowser(server, '/', async (page, cdp) => {
+    await call(page, 'load', target, messages, server.chunk);
+    await call(page, 'restore');
+    await settle();
+    const before = await cpuMs(cdp);
+    const result = await call(page, 'stream');
+    return { cpuMs: (await cpuMs(cdp)) - before, ...result };
+  });
+
+/** The same reply into the reply renderer alone (markdown-page.ts), and whether its final DOM is a one-shot render's. */
+const rendererStreaming = (server: Server, mode: 'incremental' | 'full') =>
+  inBrowser(server, '/renderer', async (page, cdp) => {
+    const before = await cpuMs(cdp);
+    const result = await page.evaluate(
+      m => (window as unknown as { runBench(m: string): Promise<BenchResult> }).runBench(m),
+      mode,
+    );
+    const cpu = (await cpuMs(cdp)) - before;
+    const same = await page.evaluate(() =>
+      (window as unknown as { finalEqualsOneShot(): boolean }).finalEqualsOneShot(),
+    );
+    return { cpuMs: cpu, ...result, finalEqualsOneShot: same ? 1 : 0 };
+  });
+
+const restoring = (server: Server, target: Target) =>
+  inBrowser(server, '/', async (page, cdp) => {
+    await call(page, 'load', target, 500, server.chunk);
+    const before = await heapBytes(cdp);
+    const result = await call(page, 'restore');
+    const heap = (await heapBytes(cdp)) - before;
+    await settle();
+    return { ...result, heapBytes: heap, fromEndPx: await call(page, 'fromEnd') };
+  });
+
+const typing = (server: Server, messages: number) =>
+  inBrowser(server, '/', async (page, cdp) => {
+    await call(page, 'load', 'persona-chat', messages, server.chunk);
+    await call(page, 'restore');
+    await call(page, 'type', 10);
+    await settle();
+    const before = await cpuMs(cdp);
+    const wallMs = await call(page, 'type', keystrokes);
+    return { cpuMs: ((await cpuMs(cdp)) - before) / keystrokes, wallMs };
+  });
+
+/**
+ * A click on the launcher: `cold`, the chat chunk loads on the click (the page is kept from going idle, where the
+ * launcher would load it before any click); otherwise the chat loaded while the page was idle, before the click.
+ */
+const opening = (server: Server, cold: boolean) =>
+  inBrowser(
+    server,
+    '/opening',
+    async page => {
+      if (!cold) {
+        await page.waitForFunction(() => customElements.get('persona-chat'));
+        await settle();
+      }
+      await call(page, 'armOpening');
+      await page.locator('persona-chat .launcher').click();
+      return page.evaluate(() => (window as unknown as { bench: ElementBench }).bench.opened!);
+    },
+    cold ? () => void (window.requestIdleCallback = () => 0) : undefined,
+  );
+
+const ms = (n: number) => (n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
+const pass = (ok: boolean) => (ok ? 'pass' : '**fail**');
+
+async function streamingBesidePeers(server: Server) {
+  const {
+    medians: m,
+    all,
+    loadLine,
+  } = await interleaved({
+    incremental: () => rendererStreaming(server, 'incremental'),
+    full: () => rendererStreaming(server, 'full'),
+    element: () => streaming(server, 'persona-chat'),
+    deepChat: () => streaming(server, 'deep-chat'),
+    pre: () => streaming(server, 'pre'),
+  });
+  const row = (what: string, r: Figures, renderer?: Figures[]) => ({
+    what,
+    'main-thread CPU ms': ms(r.cpuMs!),
+    'first to last delta s': (r.feedMs! / 1000).toFixed(1),
+    'last delta to final paint ms': ms(r.lastDeltaToPaintMs!),
+    'tasks > 50 ms': r.tasksOver50,
+    renders: renderer ? r.renders : '',
+    'script ms': renderer ? ms(r.scriptMs!) : '',
+    'of which lexing and templates ms': renderer ? ms(r.viewMs!) : '',
+    'final = one-shot': renderer ? (renderer.every(run => run.finalEqualsOneShot) ? 'yes' : 'no') : '',
+  });
+  return [
+    `## Streaming markdown beside peers: 40 KB reply, 2,000 deltas, one every 4 ms (median of ${runs} interleaved runs)`,
+    '',
+    loadLine,
+    '',
+    table([
+      row('reply renderer, incremental (at most one render per frame)', m.incremental, all.incremental),
+      row('reply renderer, full re-lex every frame', m.full, all.full),
+      row('`<persona-chat>` (built element, stand-in backend)', m.element),
+      row('deep-chat 2.4 (`connect.handler`, `stream: true`)', m.deepChat),
+      row('floor: appending to a `<pre>`', m.pre),
+    ]),
+    '',
+    'Main-thread CPU: from before the first delta to the final paint, the feeding timers included. First to last ' +
+      'delta: 8 s when the page keeps pace; a busy main thread delays the timers that feed it. Script ms: the ' +
+      'renderer calls alone.',
+  ].join('\n');
+}
+
+async function longConversations(server: Server) {
+  const { medians: m, loadLine } = await interleaved({
+    restoreElement: () => restoring(server, 'persona-chat'),
+    restoreDeepChat: () => restoring(server, 'deep-chat'),
+    restoreDivs: () => restoring(server, 'divs'),
+    typingEmpty: () => typing(server, 0),
+    typing500: () => typing(server, 500),
+    streamEmpty: () => streaming(server, 'persona-chat', 0),
+    stream500: () => streaming(server, 'persona-chat', 500),
+  });
+  const restoreRow = (what: string, r: Figures) => ({
+    what,
+    'render to paint ms': ms(r.renderToPaintMs!),
+    'DOM nodes added': r.nodes!.toLocaleString('en-US'),
+    'nodes per message': (r.nodes! / 500).toFixed(1),
+    'elements added': r.elements!.toLocaleString('en-US'),
+    'JS heap added KB': Math.round(r.heapBytes! / 1024).toLocaleString('en-US'),
+    'then left above the newest message px': r.fromEndPx!.toLocaleString('en-US'),
+  });
+  const keyRatio = m.typing500.cpuMs! / m.typingEmpty.cpuMs!;
+  const streamRatio = m.stream500.cpuMs! / m.streamEmpty.cpuMs!;
+  const perMessage = (r: Figures) => r.nodes! / 500;
+  return [
+    `## Long conversations: 500 restored messages, chats inline at 380 × 600 px (median of ${runs} interleaved runs)`,
+    '',
+    loadLine,
+    '',
+    table([
+      restoreRow('`<persona-chat>` (built element, stand-in backend)', m.restoreElement),
+      restoreRow('deep-chat 2.4 (`history`)', m.restoreDeepChat),
+      restoreRow('floor: 500 plain divs', m.restoreDivs),
+    ]),
+    '',
+    'Render to paint: from putting the chat on the page (the floor: from parsing the JSON) to the paint of the first ' +
+      'frame showing all 500 messages. Nodes: every node (elements, text, comments), shadow trees included. Where ' +
+      'the list was left half a second later, from its end.',
+    '',
+    table([
+      {
+        '`<persona-chat>`': `CPU per keystroke ms (keystroke to paint ms)`,
+        'empty conversation': `${m.typingEmpty.cpuMs!.toFixed(2)} (${ms(m.typingEmpty.wallMs!)})`,
+        '500 messages': `${m.typing500.cpuMs!.toFixed(2)} (${ms(m.typing500.wallMs!)})`,
+        ratio: keyRatio.toFixed(2),
+      },
+      {
+        '`<persona-chat>`': 'streaming the 40 KB reply: CPU ms (last delta to final paint ms)',
+        'empty conversation': `${ms(m.streamEmpty.cpuMs!)} (${ms(m.streamEmpty.lastDeltaToPaintMs!)})`,
+        '500 messages': `${ms(m.stream500.cpuMs!)} (${ms(m.stream500.lastDeltaToPaintMs!)})`,
+        ratio: streamRatio.toFixed(2),
+      },
+      {
+        '`<persona-chat>`': '"New messages" presses to keep the streaming reply in view',
+        'empty conversation': m.streamEmpty.jumps,
+        '500 messages': m.stream500.jumps,
+      },
+    ]),
+    '',
+    table([
+      { target: 'keystroke CPU, 500 messages / empty ≤ 1.2', figure: keyRatio.toFixed(2), met: pass(keyRatio <= 1.2) },
+      {
+        target: 'streaming CPU, 500 messages / empty ≤ 1.2',
+        figure: streamRatio.toFixed(2),
+        met: pass(streamRatio <= 1.2),
+      },
+      {
+        target: "500-message restore, render to paint ≤ deep-chat's",
+        figure: `${ms(m.restoreElement.renderToPaintMs!)} vs ${ms(m.restoreDeepChat.renderToPaintMs!)} ms`,
+        met: pass(m.restoreElement.renderToPaintMs! <= m.restoreDeepChat.renderToPaintMs!),
+      },
+      {
+        target: "DOM nodes per message ≤ 2× deep-chat's",
+        figure: `${perMessage(m.restoreElement).toFixed(1)} vs 2 × ${perMessage(m.restoreDeepChat).toFixed(1)}`,
+        met: pass(perMessage(m.restoreElement) <= 2 * perMessage(m.restoreDeepChat)),
+      },
+    ]),
+  ].join('\n');
+}
+
+async function openingPanel(server: Server) {
+  const { medians: m, loadLine } = await interleaved({
+    cold: () => opening(server, true),
+    warm: () => opening(server, false),
+  });
+  return [
+    `## Opening: a click on the launcher (dist/persona-chat.js) to the panel's first paint (median of ${runs} interleaved runs)`,
+    '',
+    loadLine,
+    '',
+    table([
+      {
+        click: 'the chat chunk loads on the click (on the pointer coming over it; the page never idle)',
+        'chunk arrived → panel painted ms': ms(m.cold.chunkToPaintMs!),
+        'click → panel painted ms': ms(m.cold.clickToPaintMs!),
+        target: '< 100 ms from the chunk',
+        met: pass(m.cold.chunkToPaintMs! < 100),
+      },
+      {
+        click: 'the chat chunk loaded while the page was idle',
+        'chunk arrived → panel painted ms': '',
+        'click → panel painted ms': ms(m.warm.clickToPaintMs!),
+      },
+    ]),
+  ].join('\n');
+}
+
+/** The element's tables, as markdown sections. */
+export async function elementBench(): Promise<string[]> {
+  const server = await serve();
+  try {
+    return [await streamingBesidePeers(server), await longConversations(server), await openingPanel(server)];
+  } finally {
+    server.close();
+  }
+}
