@@ -144,10 +144,15 @@ export const styles = [
   .item {
     display: contents;
   }
-  .message {
-    /* A long conversation lays out and paints only the messages in view (their size is remembered once seen). */
+  /*
+   * A long conversation lays out and paints only the messages in view (their size is remembered once seen), but
+   * the newest are always drawn at their true size, so that scrolling to the end lands at the end.
+   */
+  .messages > .item:nth-last-child(n + 21) > .message {
     content-visibility: auto;
     contain-intrinsic-size: auto 3em;
+  }
+  .message {
     border: 1px solid transparent;
     max-inline-size: 88%;
     padding: 10px 14px;

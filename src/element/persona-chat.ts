@@ -361,7 +361,8 @@ export class PersonaChat extends LitElement {
    * focus stays in the panel, Escape closes it), non-modal above it.
    */
   #syncDialog() {
-    const dialog = this.renderRoot.querySelector('dialog');
+    // Among the root's few children: a search of the whole tree would cost as much as the conversation is long.
+    const dialog = [...this.renderRoot.children].find(child => child instanceof HTMLDialogElement);
     if (!dialog) return;
     if (!this.open) return void (dialog.open && dialog.close());
     const modal = this.#narrow.matches;
