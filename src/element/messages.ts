@@ -35,7 +35,10 @@ function viewFor(owner: object, key: string, strings: Strings): MarkdownView {
   let map = views.get(owner);
   if (!map) views.set(owner, (map = new Map()));
   let view = map.get(key);
-  if (!view) map.set(key, (view = new MarkdownView({ copyLabel: strings.copy, sourceLabel: strings.source })));
+  if (!view) {
+    view = new MarkdownView({ copyLabel: strings.copy, codeLabel: strings.code, sourceLabel: strings.source });
+    map.set(key, view);
+  }
   return view;
 }
 

@@ -5,7 +5,11 @@ import { render } from 'lit';
 import { MarkdownView, renderMarkdown } from '../../src/element/markdown.js';
 import { hostileInputs, pieces, random } from './hostile.js';
 
-const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
+const labels = {
+  copyLabel: 'Copy',
+  codeLabel: (language: string) => (language ? `${language} code` : 'Code'),
+  sourceLabel: (n: number) => `Source ${n}`,
+};
 
 /** About 40 KB of the markdown a grounded answer contains: headings, lists, code, tables, links, citations. */
 export function makeReply(bytes = 40_000): string {

@@ -1,5 +1,5 @@
 import { expect, waitUntil } from '@open-wc/testing';
-import { executeServerCommand } from '@web/test-runner-commands';
+import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { adoptStyles, html, render } from 'lit';
 import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
@@ -15,7 +15,11 @@ import {
 import { styles } from '../../src/element/persona-chat.styles.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 
-const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
+const labels = {
+  copyLabel: 'Copy',
+  codeLabel: (language: string) => (language ? `${language} code` : 'Code'),
+  sourceLabel: (n: number) => `Source ${n}`,
+};
 
 /** A DOM as HTML without Lit's comment markers. */
 const markup = (host: Element) => host.innerHTML.replace(/<!--[^>]*-->/g, '');
@@ -179,6 +183,23 @@ describe('markdown', () => {
     expect(a.width).to.be.greaterThan(0);
     const overlaps = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
     expect(overlaps, 'the button overlaps the code').to.equal(false);
+    host.remove();
+  });
+
+  it('lets the keyboard reach and scroll a code block, which is named by its language and shows its focus', async () => {
+    const code = '```ts\nconst line = "' + 'x'.repeat(300) + '";\n```\n\n```\nplain\n```';
+    const { host, root } = styled(renderMarkdown(code, labels).parts);
+    const [pre, plain] = root.querySelectorAll('pre');
+    expect([pre!.getAttribute('aria-label'), plain!.getAttribute('aria-label')]).to.deep.equal(['ts code', 'Code']);
+    expect(pre!.scrollWidth, 'the code overflows').to.be.greaterThan(pre!.clientWidth);
+    root.querySelector<HTMLButtonElement>('[part="copy-button"]')!.focus();
+    await sendKeys({ press: 'Tab' });
+    expect(root.activeElement).to.equal(pre);
+    const { outlineStyle, outlineWidth } = getComputedStyle(pre!);
+    expect([outlineStyle, outlineWidth]).to.deep.equal(['solid', '2px']);
+    await sendKeys({ press: 'ArrowRight' });
+    await waitUntil(() => pre!.scrollLeft > 0, 'the code scrolls');
+    await expect(host).to.be.accessible();
     host.remove();
   });
 
