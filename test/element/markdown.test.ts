@@ -12,7 +12,11 @@ import {
   renderMarkdown,
   safeUrl,
 } from '../../src/element/markdown.js';
+import { renderHistoryItem } from '../../src/element/messages.js';
+import type { RenderContext } from '../../src/element/messages.js';
 import { styles } from '../../src/element/persona-chat.styles.js';
+import type { HistoryItem } from '../../src/element/state.js';
+import { resolveStrings } from '../../src/element/strings.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 
 const labels = {
@@ -269,6 +273,70 @@ describe('markdown', () => {
     expect(markup(stream(text, randomPieces(text, 8)))).to.equal(
       dom(renderMarkdown(text.replace(/\r\n/g, '\n'), labels).parts),
     );
+  });
+});
+
+describe('the Sources of a reply', () => {
+  const context: RenderContext = {
+    strings: resolveStrings(),
+    percent: new Intl.NumberFormat('en', { style: 'percent' }),
+    actions: { retry: () => {}, feedback: () => {} },
+    commenting: null,
+    thanked: null,
+  };
+  const reply = (id: string): HistoryItem => ({
+    id,
+    role: 'assistant',
+    text: 'Tents ship in 3 days [2]. Returns are free [1].',
+    messageId: null,
+    createdAt: null,
+    citations: [
+      {
+        sourceName: 'Returns',
+        sourceUrl: 'https://shop.example.com/help/returns',
+        partitions: [{ text: 'Returns are free within 30 days.', relevance: 0.9 }],
+      },
+      {
+        sourceName: 'Shipping',
+        sourceUrl: 'https://shop.example.com/help/shipping',
+        partitions: [{ text: '3 days.' }],
+      },
+      { documentId: 'notes' },
+    ],
+  });
+
+  it('gives each source a disclosure button for its passages and a link beside it, never inside it', async () => {
+    const owner = {};
+    const { host, root } = styled([
+      renderHistoryItem(owner, reply('a'), context),
+      renderHistoryItem(owner, reply('b'), context),
+    ]);
+    const sources = [...root.querySelectorAll<HTMLLIElement>('.item:first-child [part="citations"] li')];
+    expect(sources.map(li => li.querySelector('.source-name')!.textContent)).to.deep.equal([
+      'Shipping',
+      'Returns',
+      'notes',
+    ]);
+    expect(root.querySelectorAll('summary, details, button a, a button').length, 'nested interactive').to.equal(0);
+    const [shipping] = sources;
+    const button = shipping!.querySelector('button')!;
+    const passages = root.getElementById(button.getAttribute('aria-controls')!)!;
+    expect(passages.closest('li')).to.equal(shipping);
+    expect(passages.textContent).to.contain('3 days.');
+    expect(shipping!.querySelector('a')!.getAttribute('href')).to.equal('https://shop.example.com/help/shipping');
+    expect(shipping!.querySelector('a')!.textContent).to.equal('shop.example.com');
+    expect([button.getAttribute('aria-expanded'), passages.checkVisibility()]).to.deep.equal(['false', false]);
+    button.click();
+    expect([button.getAttribute('aria-expanded'), passages.checkVisibility()]).to.deep.equal(['true', true]);
+    button.click();
+    expect([button.getAttribute('aria-expanded'), passages.checkVisibility()]).to.deep.equal(['false', false]);
+    expect(sources[2]!.querySelector('button, a'), 'no passages and no address: its name alone').to.equal(null);
+    const ids = [...root.querySelectorAll('[aria-controls]')].map(el => el.getAttribute('aria-controls'));
+    expect(new Set(ids).size).to.equal(4, 'every disclosure controls passages of its own');
+    button.click();
+    // The muted grey of the Sources heading and passages on a reply's grey is being changed apart from this.
+    await expect(host).to.be.accessible({ ignoredRules: ['color-contrast'] });
+    host.remove();
   });
 });
 
