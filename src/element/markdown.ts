@@ -141,6 +141,8 @@ export interface RenderContext {
   footnotes: Footnotes;
   /** Label of the copy button of code blocks. */
   copyLabel: string;
+  /** Accessible name of a code block, from its language ('' when unknown), e.g. "ts code". */
+  codeLabel: (language: string) => string;
   /** Accessible label of a footnote link, e.g. "Source 2". */
   sourceLabel: (n: number) => string;
   /**
@@ -240,7 +242,8 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
     }
     case 'code': {
       // The copy button has a bar of its own above the code, so it never covers any; its status tells screen
-      // readers when it copied (see `copyCode()`).
+      // readers when it copied (see `copyCode()`). The code may scroll sideways, so it takes the focus, to be
+      // scrolled by keyboard too, and has a name.
       const code = token as Tokens.Code;
       const lang = (code.lang ?? '').match(/^[\w+#.-]{1,20}/)?.[0] ?? '';
       return html`<div class="code" part="code-block">
@@ -248,7 +251,7 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
           <button type="button" class="copy" part="copy-button" data-copy>${ctx.copyLabel}</button>
           <span class="sr-only" role="status"></span>
         </div>
-        <pre><code data-lang=${lang || nothing}>${code.text}</code></pre>
+        <pre tabindex="0" aria-label=${ctx.codeLabel(lang)}><code data-lang=${lang || nothing}>${code.text}</code></pre>
       </div>`;
     }
     case 'blockquote':

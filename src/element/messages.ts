@@ -37,7 +37,10 @@ function viewFor(owner: object, key: string, strings: Strings): MarkdownView {
   let map = views.get(owner);
   if (!map) views.set(owner, (map = new Map()));
   let view = map.get(key);
-  if (!view) map.set(key, (view = new MarkdownView({ copyLabel: strings.copy, sourceLabel: strings.source })));
+  if (!view) {
+    view = new MarkdownView({ copyLabel: strings.copy, codeLabel: strings.code, sourceLabel: strings.source });
+    map.set(key, view);
+  }
   return view;
 }
 
@@ -51,7 +54,41 @@ const thumb = (down: boolean) =>
 /** A string field of untrusted data, or nothing. */
 const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
 
-function sources(citations: Citation[], order: number[], strings: Strings, percent: Intl.NumberFormat) {
+/** Where a source's link goes, for its text: the host of its address, "shop.example.com". */
+function hostOf(url: string) {
+  try {
+    return new URL(url).host || url;
+  } catch {
+    return url;
+  }
+}
+
+/** Shows a source's passages, or hides them (its disclosure button says which); `open` says which. */
+export function toggleSource(button: Element, open = button.getAttribute('aria-expanded') !== 'true') {
+  button.setAttribute('aria-expanded', String(open));
+  button.closest('li')?.querySelector('.passages')?.toggleAttribute('hidden', !open);
+}
+
+const toggle = (event: Event) => toggleSource(event.currentTarget as Element);
+
+/** Where a footnote leads: its source (`item`), with its passages shown, scrolled to, focused and highlighted. */
+export function showSource(item: HTMLElement) {
+  const button = item.querySelector('[aria-expanded]');
+  if (button) toggleSource(button, true);
+  item.scrollIntoView({ block: 'nearest' });
+  const target = item.querySelector<HTMLElement>('button, a') ?? item;
+  if (target === item) item.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  item.classList.add('highlight');
+  setTimeout(() => item.classList.remove('highlight'), 1500);
+}
+
+/**
+ * The Sources of the reply `key`, cited ones first in footnote order. Each is its name, a disclosure button when it
+ * has passages (which shows them), and apart from it, never inside, a link to the source when it has an http(s)
+ * address.
+ */
+function sources(key: string, citations: Citation[], order: number[], strings: Strings, percent: Intl.NumberFormat) {
   const cited = order.filter(index => citations[index]);
   const rest = citations.map((_, i) => i).filter(i => !cited.includes(i));
   const list = [...cited, ...rest];
@@ -64,29 +101,39 @@ function sources(citations: Citation[], order: number[], strings: Strings, perce
         const name =
           text(citation.sourceName) ?? text(citation.documentId) ?? text(citation.sourceUrl) ?? strings.source(n + 1);
         const url = text(citation.sourceUrl)?.match(/^https?:\/\//i) ? citation.sourceUrl : undefined;
+        const passages = Array.isArray(citation.partitions) ? citation.partitions : [];
+        // Unique in the element's root: a reply's key (any text the service gave) and the source's index.
+        const id = `passages-${key.replace(/[^\w-]/g, '_')}-${index}`;
         return html`<li id=${`source-${index}`} data-source=${index} value=${n + 1}>
-          <details>
-            <summary>
-              ${
-                url
-                  ? html`<a href=${url} target="_blank" rel="noopener noreferrer nofollow" data-source-link=${index}
-                      >${name}</a
-                    >`
-                  : name
-              }
-            </summary>
-            ${(Array.isArray(citation.partitions) ? citation.partitions : []).map(
-              p =>
-                html`<blockquote>
-                  ${text(p?.text)}
-                  ${
-                    typeof p?.relevance === 'number'
-                      ? html`<div class="relevance">${strings.relevance(percent.format(p.relevance))}</div>`
-                      : nothing
-                  }
-                </blockquote>`,
-            )}
-          </details>
+          ${
+            passages.length
+              ? html`<button type="button" class="source-name" aria-expanded="false" aria-controls=${id} @click=${toggle}>${name}</button>`
+              : html`<span class="source-name">${name}</span>`
+          }
+          ${
+            url
+              ? html`<a href=${url} target="_blank" rel="noopener noreferrer nofollow" data-source-link=${index}
+                  >${hostOf(url)}</a
+                >`
+              : nothing
+          }
+          ${
+            passages.length
+              ? html`<div class="passages" id=${id} hidden>
+                  ${passages.map(
+                    p =>
+                      html`<blockquote>
+                        ${text(p?.text)}
+                        ${
+                          typeof p?.relevance === 'number'
+                            ? html`<div class="relevance">${strings.relevance(percent.format(p.relevance))}</div>`
+                            : nothing
+                        }
+                      </blockquote>`,
+                  )}
+                </div>`
+              : nothing
+          }
         </li>`;
       })}
     </ol>
@@ -160,7 +207,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
 function finished(owner: object, key: string, text: string, reply: Reply, context: RenderContext) {
   const { parts, view } = markdown(owner, key, text, true, context.strings, reply.citations.length);
   return html`${parts}
-  ${reply.citations.length ? sources(reply.citations, view.footnotes.order(), context.strings, context.percent) : nothing}`;
+  ${reply.citations.length ? sources(key, reply.citations, view.footnotes.order(), context.strings, context.percent) : nothing}`;
 }
 
 interface Reply {

@@ -306,10 +306,26 @@ export const styles = [
     background: color-mix(in srgb, var(--_accent) 15%, transparent);
     border-radius: 4px;
   }
-  .citations summary {
-    cursor: pointer;
+  .citations .source-name {
+    padding: 0;
+    border: none;
+    background: none;
+    text-align: start;
   }
-  .citations summary a {
+  .citations button::before {
+    content: '';
+    display: inline-block;
+    margin-inline-end: 0.4em;
+    border: 0.3em solid transparent;
+    border-inline-start: 0.45em solid;
+    border-inline-end: 0;
+  }
+  .citations [aria-expanded='true']::before {
+    border: 0.3em solid transparent;
+    border-block-start: 0.45em solid;
+    border-block-end: 0;
+  }
+  .citations a {
     color: var(--_link);
   }
   .citations blockquote {

@@ -20,7 +20,7 @@ import { isRightToLeft, languageOf, localeOf } from './language.js';
 import { copyCode } from './markdown.js';
 import { loadTable } from './locale.js';
 import type { HistoryList, HistoryView } from './history.js';
-import { forgetViews, renderHistoryItem, renderTurn } from './messages.js';
+import { forgetViews, renderHistoryItem, renderTurn, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { chatIconPath } from './launcher.styles.js';
 import { styles } from './persona-chat.styles.js';
@@ -616,12 +616,7 @@ export class PersonaChat extends LitElement {
     if (cite) {
       event.preventDefault();
       const item = cite.closest('.item')?.querySelector<HTMLElement>(`[data-source="${cite.dataset.cite}"]`);
-      if (item) {
-        item.querySelector('details')?.setAttribute('open', '');
-        item.scrollIntoView({ block: 'nearest' });
-        item.classList.add('highlight');
-        setTimeout(() => item.classList.remove('highlight'), 1500);
-      }
+      if (item) showSource(item);
     } else if (copy) {
       // A clipboard that refuses (a page without the permission) leaves the button as it was.
       copyCode(copy, this.text.copied).catch(() => {});

@@ -21,6 +21,8 @@ export const en = {
   source: (n: number) => `Source ${n}`,
   copy: 'Copy',
   copied: 'Copied',
+  /** The name of a code block (it scrolls, so it takes the focus), with its language when known ('' when not). */
+  code: (language: string) => (language ? `${language} code` : 'Code'),
   incomplete: 'This reply is incomplete.',
   notAnswered: 'This message has not been answered.',
   stopped: 'Stopped.',

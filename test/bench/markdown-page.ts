@@ -8,7 +8,11 @@ import { afterPaint, feed, longTasks } from './frames.js';
 import { hostileInputs, pieces } from './hostile.js';
 import { deltas, makeReply } from './reply.js';
 
-const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
+const labels = {
+  copyLabel: 'Copy',
+  codeLabel: (language: string) => (language ? `${language} code` : 'Code'),
+  sourceLabel: (n: number) => `Source ${n}`,
+};
 
 const strip = (html: string) => html.replace(/<!--[^>]*-->/g, '');
 

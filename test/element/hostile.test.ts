@@ -59,7 +59,7 @@ describe('<persona-chat> with hostile replies', () => {
     await h.status('done');
     await h.el.updateComplete;
     expect(reply.citations).to.deep.equal([{}, {}, {}, {}]);
-    const sources = [...h.lastReply()!.querySelectorAll('[part="citations"] li summary')].map(s =>
+    const sources = [...h.lastReply()!.querySelectorAll('[part="citations"] li .source-name')].map(s =>
       s.textContent!.trim(),
     );
     expect(sources).to.deep.equal(['Source 1', 'Source 2', 'Source 3', 'Source 4']);

@@ -1,5 +1,5 @@
 import { expect, waitUntil } from '@open-wc/testing';
-import { executeServerCommand } from '@web/test-runner-commands';
+import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { adoptStyles, html, render } from 'lit';
 import { Lexer, Tokenizer } from 'marked';
 import type { Token, Tokens } from 'marked';
@@ -12,10 +12,18 @@ import {
   renderMarkdown,
   safeUrl,
 } from '../../src/element/markdown.js';
+import { renderHistoryItem } from '../../src/element/messages.js';
+import type { RenderContext } from '../../src/element/messages.js';
 import { styles } from '../../src/element/persona-chat.styles.js';
+import type { HistoryItem } from '../../src/element/state.js';
+import { resolveStrings } from '../../src/element/strings.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 
-const labels = { copyLabel: 'Copy', sourceLabel: (n: number) => `Source ${n}` };
+const labels = {
+  copyLabel: 'Copy',
+  codeLabel: (language: string) => (language ? `${language} code` : 'Code'),
+  sourceLabel: (n: number) => `Source ${n}`,
+};
 
 /** A DOM as HTML without Lit's comment markers. */
 const markup = (host: Element) => host.innerHTML.replace(/<!--[^>]*-->/g, '');
@@ -182,6 +190,23 @@ describe('markdown', () => {
     host.remove();
   });
 
+  it('lets the keyboard reach and scroll a code block, which is named by its language and shows its focus', async () => {
+    const code = '```ts\nconst line = "' + 'x'.repeat(300) + '";\n```\n\n```\nplain\n```';
+    const { host, root } = styled(renderMarkdown(code, labels).parts);
+    const [pre, plain] = root.querySelectorAll('pre');
+    expect([pre!.getAttribute('aria-label'), plain!.getAttribute('aria-label')]).to.deep.equal(['ts code', 'Code']);
+    expect(pre!.scrollWidth, 'the code overflows').to.be.greaterThan(pre!.clientWidth);
+    root.querySelector<HTMLButtonElement>('[part="copy-button"]')!.focus();
+    await sendKeys({ press: 'Tab' });
+    expect(root.activeElement).to.equal(pre);
+    const { outlineStyle, outlineWidth } = getComputedStyle(pre!);
+    expect([outlineStyle, outlineWidth]).to.deep.equal(['solid', '2px']);
+    await sendKeys({ press: 'ArrowRight' });
+    await waitUntil(() => pre!.scrollLeft > 0, 'the code scrolls');
+    await expect(host).to.be.accessible();
+    host.remove();
+  });
+
   it('copies a code block, then says so for a while on its button and in its status', async function () {
     // Written here without a visitor's gesture, the clipboard needs a permission that the test runner can grant
     // only in Chromium; the element's test copies by a key press in every engine.
@@ -250,6 +275,71 @@ describe('markdown', () => {
     expect(markup(stream(text, randomPieces(text, 8)))).to.equal(
       dom(renderMarkdown(text.replace(/\r\n/g, '\n'), labels).parts),
     );
+  });
+});
+
+describe('the Sources of a reply', () => {
+  const context: RenderContext = {
+    strings: resolveStrings(),
+    speaker: 'Juniper',
+    percent: new Intl.NumberFormat('en', { style: 'percent' }),
+    actions: { retry: () => {}, feedback: () => {} },
+    commenting: null,
+    thanked: null,
+  };
+  const reply = (id: string): HistoryItem => ({
+    id,
+    role: 'assistant',
+    text: 'Tents ship in 3 days [2]. Returns are free [1].',
+    messageId: null,
+    createdAt: null,
+    citations: [
+      {
+        sourceName: 'Returns',
+        sourceUrl: 'https://shop.example.com/help/returns',
+        partitions: [{ text: 'Returns are free within 30 days.', relevance: 0.9 }],
+      },
+      {
+        sourceName: 'Shipping',
+        sourceUrl: 'https://shop.example.com/help/shipping',
+        partitions: [{ text: '3 days.' }],
+      },
+      { documentId: 'notes' },
+    ],
+  });
+
+  it('gives each source a disclosure button for its passages and a link beside it, never inside it', async () => {
+    const owner = {};
+    const { host, root } = styled([
+      renderHistoryItem(owner, reply('a'), context),
+      renderHistoryItem(owner, reply('b'), context),
+    ]);
+    const sources = [...root.querySelectorAll<HTMLLIElement>('.item:first-child [part="citations"] li')];
+    expect(sources.map(li => li.querySelector('.source-name')!.textContent)).to.deep.equal([
+      'Shipping',
+      'Returns',
+      'notes',
+    ]);
+    expect(root.querySelectorAll('summary, details, button a, a button').length, 'nested interactive').to.equal(0);
+    const [shipping] = sources;
+    const button = shipping!.querySelector('button')!;
+    const passages = root.getElementById(button.getAttribute('aria-controls')!)!;
+    expect(passages.closest('li')).to.equal(shipping);
+    expect(passages.textContent).to.contain('3 days.');
+    expect(shipping!.querySelector('a')!.getAttribute('href')).to.equal('https://shop.example.com/help/shipping');
+    expect(shipping!.querySelector('a')!.textContent).to.equal('shop.example.com');
+    expect([button.getAttribute('aria-expanded'), passages.checkVisibility()]).to.deep.equal(['false', false]);
+    button.click();
+    expect([button.getAttribute('aria-expanded'), passages.checkVisibility()]).to.deep.equal(['true', true]);
+    button.click();
+    expect([button.getAttribute('aria-expanded'), passages.checkVisibility()]).to.deep.equal(['false', false]);
+    expect(sources[2]!.querySelector('button, a'), 'no passages and no address: its name alone').to.equal(null);
+    const ids = [...root.querySelectorAll('[aria-controls]')].map(el => el.getAttribute('aria-controls'));
+    expect(new Set(ids).size).to.equal(4, 'every disclosure controls passages of its own');
+    button.click();
+    // The muted grey of the Sources heading and passages on a reply's grey is being changed apart from this.
+    await expect(host).to.be.accessible({ ignoredRules: ['color-contrast'] });
+    host.remove();
   });
 });
 

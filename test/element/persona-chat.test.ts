@@ -51,7 +51,10 @@ describe('<persona-chat>', () => {
     const opened = oneEvent(h.el, 'persona-chat-citation');
     footnote.click();
     expect((await opened).citation.documentId).to.equal('shipping');
-    expect(source.querySelector('details')!.open).to.equal(true);
+    const toggle = source.querySelector('[aria-expanded]')!;
+    expect(toggle.getAttribute('aria-expanded')).to.equal('true');
+    expect(source.querySelector('.passages')!.checkVisibility()).to.equal(true);
+    expect(h.root.activeElement, 'the focus goes to the source').to.equal(toggle);
     const feedback = oneEvent(h.el, 'persona-chat-feedback');
     reply.querySelector<HTMLButtonElement>('[aria-label="Helpful"]')!.click();
     const rated = await feedback;
@@ -117,7 +120,7 @@ describe('<persona-chat>', () => {
     for (const footnote of footnotes) {
       const source = reply.querySelector(`[data-source="${footnote.dataset.cite}"]`);
       expect(source, `footnote ${footnote.textContent} has its source`).to.not.equal(null);
-      expect(source!.querySelector('details')!.textContent!.trim()).to.not.equal('', 'with its passages');
+      expect(source!.querySelector('.passages')!.textContent!.trim()).to.not.equal('', 'with its passages');
     }
   });
 
@@ -332,10 +335,9 @@ describe('<persona-chat>', () => {
     }
     expect(h.lastReply()!.querySelector('.markdown')!.textContent).to.contain('<script>window.__xss=1</script>');
     expect(root.querySelector('a.image')!.getAttribute('href')).to.equal('https://tracker.example/p.png?leak=secret');
-    expect(
-      h.lastReply()!.querySelector('[part="citations"] summary a'),
-      'a javascript: source URL is not a link',
-    ).to.equal(null);
+    expect(h.lastReply()!.querySelector('[part="citations"] a'), 'a javascript: source URL is not a link').to.equal(
+      null,
+    );
   });
 
   it('stays pinned to the newest text, unless the reader scrolled up: then it offers the new messages', async () => {

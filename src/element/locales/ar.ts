@@ -20,6 +20,7 @@ export default {
   sources: 'المصادر',
   copy: 'نسخ',
   copied: 'تم النسخ',
+  code: language => (language ? `شيفرة ${language}` : 'شيفرة برمجية'),
   incomplete: 'هذا الرد غير مكتمل.',
   notAnswered: 'لم يتم الرد على هذه الرسالة.',
   stopped: 'تم الإيقاف.',

@@ -20,6 +20,7 @@ export default {
   sources: 'Quellen',
   copy: 'Kopieren',
   copied: 'Kopiert',
+  code: language => (language ? `${language}-Code` : 'Code'),
   incomplete: 'Diese Antwort ist unvollständig.',
   notAnswered: 'Auf diese Nachricht gibt es noch keine Antwort.',
   stopped: 'Angehalten.',

@@ -20,6 +20,7 @@ export default {
   sources: 'Fuentes',
   copy: 'Copiar',
   copied: 'Copiado',
+  code: language => (language ? `Código ${language}` : 'Código'),
   incomplete: 'Esta respuesta está incompleta.',
   notAnswered: 'Este mensaje no ha recibido respuesta.',
   stopped: 'Detenido.',

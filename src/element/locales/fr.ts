@@ -20,6 +20,7 @@ export default {
   sources: 'Sources',
   copy: 'Copier',
   copied: 'Copié',
+  code: language => (language ? `Code ${language}` : 'Code'),
   incomplete: 'Cette réponse est incomplète.',
   notAnswered: 'Ce message n’a pas reçu de réponse.',
   stopped: 'Arrêté.',

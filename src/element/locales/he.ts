@@ -20,6 +20,7 @@ export default {
   sources: 'מקורות',
   copy: 'העתקה',
   copied: 'הועתק',
+  code: language => (language ? `קוד ${language}` : 'קוד'),
   incomplete: 'התשובה הזו אינה שלמה.',
   notAnswered: 'ההודעה הזו לא נענתה.',
   stopped: 'נעצר.',

@@ -20,6 +20,7 @@ export default {
   sources: 'Fonti',
   copy: 'Copia',
   copied: 'Copiato',
+  code: language => (language ? `Codice ${language}` : 'Codice'),
   incomplete: 'Questa risposta è incompleta.',
   notAnswered: 'Questo messaggio non ha ricevuto risposta.',
   stopped: 'Interrotto.',

@@ -20,6 +20,7 @@ export default {
   sources: '出典',
   copy: 'コピー',
   copied: 'コピーしました',
+  code: language => (language ? `${language} のコード` : 'コード'),
   incomplete: 'この回答は途中で終わっています。',
   notAnswered: 'このメッセージにはまだ回答がありません。',
   stopped: '停止しました。',

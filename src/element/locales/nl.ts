@@ -20,6 +20,7 @@ export default {
   sources: 'Bronnen',
   copy: 'Kopiëren',
   copied: 'Gekopieerd',
+  code: language => (language ? `${language}-code` : 'Code'),
   incomplete: 'Dit antwoord is onvolledig.',
   notAnswered: 'Dit bericht is niet beantwoord.',
   stopped: 'Gestopt.',

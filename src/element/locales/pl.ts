@@ -20,6 +20,7 @@ export default {
   sources: 'Źródła',
   copy: 'Kopiuj',
   copied: 'Skopiowano',
+  code: language => (language ? `Kod ${language}` : 'Kod'),
   incomplete: 'Ta odpowiedź jest niepełna.',
   notAnswered: 'Na tę wiadomość nie ma odpowiedzi.',
   stopped: 'Zatrzymano.',

@@ -20,6 +20,7 @@ export default {
   sources: 'Fontes',
   copy: 'Copiar',
   copied: 'Copiado',
+  code: language => (language ? `Código ${language}` : 'Código'),
   incomplete: 'Esta resposta está incompleta.',
   notAnswered: 'Esta mensagem não foi respondida.',
   stopped: 'Parado.',

@@ -1,0 +1,356 @@
+// The accessibility sweep: axe-core (WCAG 2.0-2.2 A and AA, and best practice; open shadow roots included) over
+// every state a visitor meets, in a host page with its own landmarks, light and dark, with the default palette and
+// with a site that sets only its accent colour. Replies come from the real backend and emulator; the one with a
+// code block, a table and a task list from the stand-in model of the hostile stack.
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { emulateMedia, sendKeys, setViewport } from '@web/test-runner-commands';
+import type { PersonaChat } from '../../src/element/persona-chat.js';
+import { Harness, faults, juniper, oneEvent, resetAll } from './harness.js';
+
+interface AxeResult {
+  violations: { id: string; impact: string; nodes: { target: unknown[]; failureSummary: string }[] }[];
+}
+declare global {
+  interface Window {
+    axe?: { run(context: Element, options: object): Promise<AxeResult> };
+  }
+}
+
+async function loadAxe() {
+  if (window.axe) return window.axe;
+  const script = document.createElement('script');
+  script.src = '/node_modules/axe-core/axe.min.js';
+  const loaded = new Promise((resolve, reject) => {
+    script.onload = resolve;
+    script.onerror = reject;
+  });
+  document.head.append(script);
+  await loaded;
+  return window.axe!;
+}
+
+/** Every violation axe finds in `context`, one line each: the rule and where. */
+async function audit(context: Element): Promise<string[]> {
+  const axe = await loadAxe();
+  const result = await axe.run(context, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+    resultTypes: ['violations'],
+  });
+  return result.violations.flatMap(violation =>
+    violation.nodes.map(node => `${violation.id}: ${JSON.stringify(node.target)} ${node.failureSummary}`),
+  );
+}
+
+type Palette = 'default' | 'accent only';
+
+/** A host page with its own banner, main content and heading, and the element in it. */
+async function host(element: ReturnType<typeof html>, palette: Palette) {
+  const page = await fixture<HTMLElement>(html`<div
+    style=${palette === 'accent only' ? '--persona-chat-accent-color: #0e7490' : ''}
+  >
+    <header><p>Trailhead Outfitters</p></header>
+    <main>
+      <h1>Help centre</h1>
+      <p>Questions about an order? Ask below.</p>
+      ${element}
+    </main>
+  </div>`);
+  return { page, h: new Harness(page.querySelector('persona-chat') as PersonaChat) };
+}
+
+const launcher = (attributes = '') =>
+  html`<persona-chat
+    endpoint="/persona-chat"
+    storage="none"
+    heading="Juniper"
+    greeting="Hi! How can I help?"
+    persona-id=${juniper}
+    theme=${attributes.includes('dark') ? 'dark' : 'light'}
+    lang=${attributes.includes('rtl') ? 'ar' : 'en'}
+    starters=${attributes.includes('starters') ? 'Where is my order?|Do you rent tents?' : ''}
+  ></persona-chat>`;
+
+/** Inline; the hostile stack serves one persona, its own. */
+const inline = (endpoint = '/persona-chat') =>
+  html`<persona-chat
+    endpoint=${endpoint}
+    mode="inline"
+    storage="none"
+    heading="Juniper"
+    greeting="Hi! How can I help?"
+    persona-id=${endpoint === '/persona-chat' ? juniper : ''}
+    style="height: 560px"
+  ></persona-chat>`;
+
+async function ask(h: Harness, text: string) {
+  const replied = oneEvent(h.el, 'persona-chat-message');
+  void h.el.send(text).catch(() => {});
+  return replied;
+}
+
+/** The states a visitor meets, each reached for real. */
+const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
+  ['launcher closed', async palette => (await host(launcher(), palette)).page],
+  [
+    'open, with the greeting and starters',
+    async palette => {
+      const { page, h } = await host(launcher('starters'), palette);
+      await h.el.show();
+      return page;
+    },
+  ],
+  [
+    'streaming',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await faults({ chunkDelayMs: 150 });
+      void h.el.send('How long does shipping take?').catch(() => {});
+      await h.writing();
+      return page;
+    },
+  ],
+  [
+    'a finished reply with its Sources expanded, and feedback given',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await ask(h, 'How do I return a tent?');
+      await h.settled();
+      h.lastReply()!.querySelector<HTMLElement>('sup.cite a')!.click();
+      await h.el.updateComplete;
+      h.root.querySelector<HTMLButtonElement>(`[aria-label="${'Not helpful'}"]`)!.click();
+      await h.el.updateComplete;
+      return page;
+    },
+  ],
+  [
+    'an error',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await faults({ status: { code: 500, count: null, on: 'continue' } });
+      void h.el.send('Where is my order?').catch(() => {});
+      await waitUntil(() => h.root.querySelector('[role="alert"]'), 'the error');
+      await h.el.updateComplete;
+      return page;
+    },
+  ],
+  [
+    'stopped, with Retry',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await faults({ chunkDelayMs: 150 });
+      void h.el.send('How long does shipping take?').catch(() => {});
+      await h.writing();
+      await h.el.stop();
+      await h.status('stopped');
+      return page;
+    },
+  ],
+  [
+    'dark, open with a reply',
+    async palette => {
+      const { page, h } = await host(launcher('dark'), palette);
+      await h.el.show();
+      await ask(h, 'How long does shipping take?');
+      await h.settled();
+      return page;
+    },
+  ],
+  [
+    'right to left, open with a reply',
+    async palette => {
+      const { page, h } = await host(launcher('rtl'), palette);
+      await h.el.show();
+      await waitUntil(() => h.root.querySelector('[part="panel"][lang="ar"]'), 'Arabic');
+      await ask(h, 'How long does shipping take?');
+      await h.settled();
+      return page;
+    },
+  ],
+  [
+    'a code block, a table and a task list',
+    async palette => {
+      const { page, h } = await host(inline('/hostile-chat'), palette);
+      await ask(h, 'How long does shipping take? Answer with a code block.');
+      await h.settled();
+      const pre = h.lastReply()!.querySelector('pre')!;
+      expect(pre.scrollWidth, 'the code block scrolls').to.be.greaterThan(pre.clientWidth);
+      expect(h.lastReply()!.querySelector('table, input[type="checkbox"]')).to.not.equal(null);
+      return page;
+    },
+  ],
+  [
+    'the history view',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await ask(h, 'Do you rent tents?');
+      await h.settled();
+      h.root.querySelector<HTMLButtonElement>('[part="history-button"]')!.click();
+      await waitUntil(() => h.root.querySelector('.history[aria-busy="false"]'), 'the list');
+      return page;
+    },
+  ],
+];
+
+/**
+ * The viewport and the colour scheme are set through the test runner, whose WebKit launcher (plain WebDriver) has
+ * neither command: a test that needs one is skipped there.
+ */
+async function viewport(test: Mocha.Context, width: number, height: number) {
+  await setViewport({ width, height }).catch(() => test.skip());
+}
+async function scheme(test: Mocha.Context, colorScheme: 'light' | 'dark') {
+  await emulateMedia({ colorScheme }).catch(() => test.skip());
+}
+
+describe('accessibility sweep (axe)', function () {
+  this.timeout(60_000);
+  beforeEach(resetAll);
+  afterEach(async () => {
+    await faults({ chunkDelayMs: 0, status: null });
+    await setViewport({ width: 800, height: 600 }).catch(() => {});
+    await emulateMedia({ colorScheme: 'light' }).catch(() => {});
+  });
+
+  for (const palette of ['default', 'accent only'] as const) {
+    for (const [name, reach] of states) {
+      it(`finds nothing to fix: ${name} (${palette} palette)`, async () => {
+        const page = await reach(palette);
+        expect(await audit(page)).to.deep.equal([]);
+      });
+    }
+    it(`finds nothing to fix: open at 320 px (${palette} palette)`, async function () {
+      await viewport(this, 320, 640);
+      const { page, h } = await host(launcher(), palette);
+      await h.el.show();
+      expect(await audit(page)).to.deep.equal([]);
+    });
+    it(`finds nothing to fix: the system's dark scheme (${palette} palette)`, async function () {
+      await scheme(this, 'dark');
+      const { page, h } = await host(inline(), palette);
+      await ask(h, 'How long does shipping take?');
+      await h.settled();
+      expect(await audit(page)).to.deep.equal([]);
+    });
+  }
+
+  it('can fail: a violation brought in is found', async () => {
+    const { page } = await host(inline(), 'default');
+    page.querySelector('main')!.insertAdjacentHTML('beforeend', '<p style="color:#bbb;background:#fff">faint</p>');
+    const found = await audit(page);
+    expect(found.some(line => line.startsWith('color-contrast'))).to.equal(true);
+  });
+});
+
+describe('keyboard and screen reader', function () {
+  this.timeout(60_000);
+  beforeEach(resetAll);
+  afterEach(() => faults({ chunkDelayMs: 0, status: null }));
+
+  it('reads each finished reply out once, as plain text after its speaker, over ten replies', async () => {
+    const { h } = await host(inline(), 'default');
+    const live = h.root.querySelector('.live')!;
+    const heard: string[] = [];
+    new MutationObserver(() => heard.push(live.textContent ?? '')).observe(live, {
+      childList: true,
+      characterData: true,
+      subtree: true,
+    });
+    for (let i = 0; i < 10; i++) {
+      await ask(h, i % 2 ? 'How long does shipping take?' : 'How do I return a tent?');
+      await h.settled();
+      await waitUntil(() => heard.filter(text => text.startsWith('Juniper said:')).length === i + 1, `reply ${i + 1}`);
+    }
+    const replies = heard.filter(text => text.startsWith('Juniper said:'));
+    expect(replies).to.have.length(10);
+    for (const text of replies) expect(text).not.to.match(/\*\*|\[\d+\]|#/);
+    expect(
+      heard.filter(text => text === 'Typing…'),
+      'a short busy announcement per message',
+    ).to.have.length(10);
+  });
+
+  it('says how many characters are left only at a few steps near the limit', async () => {
+    const { h } = await host(inline(), 'default');
+    const live = h.root.querySelector('.live')!;
+    const heard: string[] = [];
+    new MutationObserver(() => heard.push(live.textContent ?? '')).observe(live, { childList: true, subtree: true });
+    await h.type('x'.repeat(3700));
+    for (let length = 3790; length <= 4000; length += 5) await h.type('x'.repeat(length));
+    await h.el.updateComplete;
+    expect(heard).to.deep.equal([
+      '200 characters left',
+      '100 characters left',
+      '50 characters left',
+      '20 characters left',
+      '10 characters left',
+      '0 characters left',
+    ]);
+  });
+
+  it('keeps the focus on a sensible control through Send, Stop, Retry and New conversation', async () => {
+    const { h } = await host(inline(), 'default');
+    await faults({ chunkDelayMs: 150 });
+    h.input.focus();
+    await h.type('How long does shipping take?');
+    await sendKeys({ press: 'Enter' });
+    await h.writing();
+    expect(h.root.activeElement, 'Enter keeps the focus in the message box').to.equal(h.input);
+    h.sendButton.focus();
+    await sendKeys({ press: 'Enter' });
+    await h.status('stopped');
+    expect(h.root.activeElement, 'Stop keeps the focus on its button, now Send').to.equal(h.sendButton);
+    await faults({ chunkDelayMs: 0 });
+    h.retryButton!.focus();
+    await sendKeys({ press: 'Enter' });
+    await h.settled();
+    await waitUntil(() => h.root.activeElement === h.input, 'Retry moves the focus to the message box');
+    const fresh = h.root.querySelector<HTMLButtonElement>(`[aria-label="New conversation"]`)!;
+    fresh.focus();
+    await sendKeys({ press: 'Enter' });
+    await waitUntil(() => !h.userMessages().length, 'a new conversation');
+    await waitUntil(() => h.root.activeElement === h.input, 'New conversation moves the focus to the message box');
+    expect(document.activeElement).not.to.equal(document.body);
+  });
+
+  it('is modal below the narrow breakpoint: Tab stays in the panel, Escape closes it', async () => {
+    // A page 320 px wide: a frame of that width, whose own viewport the breakpoint reads.
+    const frame = document.createElement('iframe');
+    frame.style.cssText = 'width:320px;height:640px;border:0';
+    frame.srcdoc =
+      '<!doctype html><html lang="en"><head><script type="module" src="/src/element/define.ts"></script></head>' +
+      `<body><button id="behind">A page button</button><persona-chat endpoint="/persona-chat" storage="none" persona-id="${juniper}"></persona-chat></body></html>`;
+    const loaded = new Promise(resolve => frame.addEventListener('load', resolve, { once: true }));
+    document.body.append(frame);
+    await loaded;
+    const w = frame.contentWindow!;
+    await w.customElements.whenDefined('persona-chat');
+    const el = w.document.querySelector('persona-chat') as PersonaChat;
+    const behind = w.document.querySelector<HTMLButtonElement>('#behind')!;
+    const root = el.shadowRoot!;
+    try {
+      await el.updateComplete;
+      root.querySelector<HTMLButtonElement>('[part="launcher"]')!.click();
+      await waitUntil(() => root.querySelector('dialog:modal'), 'the panel is modal');
+      await waitUntil(() => root.activeElement?.localName === 'textarea', 'the focus is in the message box');
+      for (let i = 0; i < 12; i++) {
+        await sendKeys({ press: 'Tab' });
+        expect(w.document.activeElement, `Tab ${i + 1} stays off the page behind`).not.to.equal(behind);
+      }
+      root.querySelector('textarea')!.focus();
+      await sendKeys({ press: 'Escape' });
+      await waitUntil(() => !el.open, 'Escape closes it');
+      await waitUntil(() => root.activeElement?.getAttribute('part') === 'launcher', 'the focus is on the launcher');
+      // Wide, the same panel stays beside the page.
+      frame.style.width = '800px';
+      await el.show();
+      expect(root.querySelector('dialog')!.matches(':modal'), 'wide, it is not modal').to.equal(false);
+    } finally {
+      // The keyboard comes back to this page before the frame goes (Firefox would leave it with the removed frame).
+      const here = document.createElement('button');
+      document.body.append(here);
+      here.focus();
+      here.remove();
+      frame.remove();
+    }
+  });
+});
