@@ -137,8 +137,16 @@ export class Footnotes {
   }
 }
 
+/**
+ * The level of a reply's `#` headings and of its Sources heading: one below the panel's title, an `<h2>`. The one
+ * place it is decided, unless a render context says otherwise.
+ */
+export const defaultHeadingLevel = 3;
+
 export interface RenderContext {
   footnotes: Footnotes;
+  /** The level of `#` headings (`##` one below, and so on); `defaultHeadingLevel` unless given. */
+  headingLevel?: number;
   /** Label of the copy button of code blocks. */
   copyLabel: string;
   /** Accessible name of a code block, from its language ('' when unknown), e.g. "ts code". */
@@ -221,11 +229,15 @@ function inlineToken(token: Token, ctx: RenderContext, inLink: boolean, depth: n
 }
 
 const headings = [
-  (c: Part[]) => html`<h3>${c}</h3>`,
-  (c: Part[]) => html`<h4>${c}</h4>`,
-  (c: Part[]) => html`<h5>${c}</h5>`,
-  (c: Part[]) => html`<h6>${c}</h6>`,
+  (c: unknown) => html`<h2>${c}</h2>`,
+  (c: unknown) => html`<h3>${c}</h3>`,
+  (c: unknown) => html`<h4>${c}</h4>`,
+  (c: unknown) => html`<h5>${c}</h5>`,
+  (c: unknown) => html`<h6>${c}</h6>`,
 ];
+
+/** A heading of `level`, kept within h2 to h6: the panel's own title is above it. */
+export const heading = (level: number, content: unknown) => headings[Math.min(Math.max(level, 2), 6) - 2]!(content);
 
 const alignClass = (align: string | null) => (align ? `align-${align}` : '');
 
@@ -237,8 +249,8 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
     case 'paragraph':
       return html`<p>${inline((token as Tokens.Paragraph).tokens, ctx)}</p>`;
     case 'heading': {
-      const heading = token as Tokens.Heading;
-      return headings[Math.min(heading.depth, 4) - 1]!(inline(heading.tokens, ctx));
+      const { depth, tokens } = token as Tokens.Heading;
+      return heading((ctx.headingLevel ?? defaultHeadingLevel) + depth - 1, inline(tokens, ctx));
     }
     case 'code': {
       // The copy button has a bar of its own above the code, so it never covers any; its status tells screen

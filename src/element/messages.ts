@@ -6,7 +6,7 @@
 import { html, nothing } from 'lit';
 import type { TemplateResult } from 'lit';
 import type { Citation } from '../protocol.js';
-import { MarkdownView } from './markdown.js';
+import { MarkdownView, defaultHeadingLevel, heading } from './markdown.js';
 import { TurnStatus } from './state.js';
 import type { Feedback, HistoryItem, Turn } from './state.js';
 import type { Strings } from './strings.js';
@@ -21,6 +21,11 @@ export interface RenderContext {
   /** Who writes the replies: the persona's name, as the heading gives it. */
   speaker: string;
   actions: MessageActions;
+  /**
+   * The level of a reply's Sources heading and `#` headings, one below the panel's title: `defaultHeadingLevel` (3)
+   * unless given. A reply's markdown view takes it when the view is made.
+   */
+  headingLevel?: number;
   percent: Intl.NumberFormat;
   /** The reply whose thumbs-down asks for a comment, and the one thanked for it. */
   commenting: string | null;
@@ -33,12 +38,17 @@ const views = new WeakMap<object, Map<string, MarkdownView>>();
 export const forgetViews = (owner: object) => views.delete(owner);
 
 /** One markdown view per reply and element, so streaming re-lexes only the tail. */
-function viewFor(owner: object, key: string, strings: Strings): MarkdownView {
+function viewFor(owner: object, key: string, { strings, headingLevel }: RenderContext): MarkdownView {
   let map = views.get(owner);
   if (!map) views.set(owner, (map = new Map()));
   let view = map.get(key);
   if (!view) {
-    view = new MarkdownView({ copyLabel: strings.copy, codeLabel: strings.code, sourceLabel: strings.source });
+    view = new MarkdownView({
+      copyLabel: strings.copy,
+      codeLabel: strings.code,
+      sourceLabel: strings.source,
+      headingLevel,
+    });
     map.set(key, view);
   }
   return view;
@@ -88,13 +98,14 @@ export function showSource(item: HTMLElement) {
  * has passages (which shows them), and apart from it, never inside, a link to the source when it has an http(s)
  * address.
  */
-function sources(key: string, citations: Citation[], order: number[], strings: Strings, percent: Intl.NumberFormat) {
+function sources(key: string, citations: Citation[], order: number[], context: RenderContext) {
+  const { strings, percent } = context;
   const cited = order.filter(index => citations[index]);
   const rest = citations.map((_, i) => i).filter(i => !cited.includes(i));
   const list = [...cited, ...rest];
   if (!list.length) return nothing;
   return html`<div class="citations" part="citations">
-    <h4>${strings.sources}</h4>
+    ${heading(context.headingLevel ?? defaultHeadingLevel, strings.sources)}
     <ol>
       ${list.map((index, n) => {
         const citation = citations[index]!;
@@ -144,8 +155,15 @@ function sources(key: string, citations: Citation[], order: number[], strings: S
  * The reply's markdown; a text its renderer cannot draw shows as plain text, and the panel goes on working.
  * `citations`: how many sources the reply has, when known.
  */
-function markdown(owner: object, key: string, text: string, final: boolean, strings: Strings, citations?: number) {
-  const view = viewFor(owner, key, strings);
+function markdown(
+  owner: object,
+  key: string,
+  text: string,
+  final: boolean,
+  context: RenderContext,
+  citations?: number,
+) {
+  const view = viewFor(owner, key, context);
   view.setCitationCount(citations);
   try {
     return { parts: html`<div class="markdown">${view.render(text, final)}</div>`, view };
@@ -205,9 +223,9 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
 
 /** A finished reply: its text, its sources, and the thumbs once the service knows the message. */
 function finished(owner: object, key: string, text: string, reply: Reply, context: RenderContext) {
-  const { parts, view } = markdown(owner, key, text, true, context.strings, reply.citations.length);
+  const { parts, view } = markdown(owner, key, text, true, context, reply.citations.length);
   return html`${parts}
-  ${reply.citations.length ? sources(key, reply.citations, view.footnotes.order(), context.strings, context.percent) : nothing}`;
+  ${reply.citations.length ? sources(key, reply.citations, view.footnotes.order(), context) : nothing}`;
 }
 
 interface Reply {
@@ -265,7 +283,7 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
   const { strings } = context;
   const key = turn.id;
   const sourceCount = turn.citations.length;
-  const written = () => (turn.reply ? markdown(owner, key, turn.reply, true, strings, sourceCount).parts : nothing);
+  const written = () => (turn.reply ? markdown(owner, key, turn.reply, true, context, sourceCount).parts : nothing);
   switch (turn.status) {
     case TurnStatus.queued:
       return nothing;
@@ -274,7 +292,7 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
     case TurnStatus.streaming:
       return assistant(
         true,
-        turn.reply ? markdown(owner, key, turn.reply, false, strings, sourceCount || undefined).parts : typing(strings),
+        turn.reply ? markdown(owner, key, turn.reply, false, context, sourceCount || undefined).parts : typing(strings),
         context,
       );
     case TurnStatus.done:

@@ -289,7 +289,7 @@ export const styles = [
     border-block-start: 1px solid var(--_border);
     font-size: 0.88em;
   }
-  .citations h4 {
+  .citations :is(h2, h3, h4, h5, h6) {
     margin: 0 0 4px;
     font-size: 0.85em;
     color: var(--_muted);

@@ -48,7 +48,8 @@ describe('string tables', () => {
     ]);
     const ar = resolveStrings(await loadTable('ar'));
     expect(ar.charactersLeft(2)).to.equal('تبقّى حرفان');
-    expect(ar.source(3)).to.equal(`المصدر ${new Intl.NumberFormat('ar').format(3)}`);
+    expect(ar.charactersLeft(11)).to.equal(`تبقّى ${new Intl.NumberFormat('ar').format(11)} حرفًا`);
+    expect(ar.source(3), 'a footnote’s name has the digits it shows').to.equal('المصدر 3');
     const de = resolveStrings(await loadTable('de'));
     expect(de.charactersLeft(1500)).to.equal('Noch 1.500 Zeichen');
     expect([1, 2].map(n => en.charactersLeft(n))).to.deep.equal(['1 character left', '2 characters left']);

@@ -308,6 +308,21 @@ describe('the Sources of a reply', () => {
     ],
   });
 
+  it('puts the Sources heading one below the panel’s title, level with the reply’s own top headings', () => {
+    const item = { ...reply('a'), text: '# Plan\n\n## Steps\n\nReturns are free [1].' };
+    const headings = (context: RenderContext) => {
+      const host = document.createElement('div');
+      render(renderHistoryItem({}, item, context), host);
+      return [...host.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(h => `${h.tagName} ${h.textContent}`);
+    };
+    expect(headings(context)).to.deep.equal(['H3 Plan', 'H4 Steps', 'H3 Sources']);
+    expect(headings({ ...context, headingLevel: 4 }), 'from one level').to.deep.equal([
+      'H4 Plan',
+      'H5 Steps',
+      'H4 Sources',
+    ]);
+  });
+
   it('gives each source a disclosure button for its passages and a link beside it, never inside it', async () => {
     const owner = {};
     const { host, root } = styled([

@@ -45,6 +45,11 @@ describe('<persona-chat>', () => {
     expect(reply.querySelector('strong')!.textContent).to.equal('Shipping:');
     const footnote = reply.querySelector<HTMLAnchorElement>('sup.cite a')!;
     expect(footnote.textContent).to.equal('1');
+    // Headings go down one level at a time: the panel's title, then the Sources.
+    const headings = [...h.root.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(el => Number(el.tagName[1]));
+    expect(headings[0]).to.equal(2);
+    headings.forEach((level, i) => expect(level, `heading ${i + 1}`).to.be.at.most((headings[i - 1] ?? 1) + 1));
+    expect(reply.querySelector('[part="citations"] h3')!.textContent).to.equal('Sources');
     const source = reply.querySelector('[part="citations"] li')!;
     expect(source.textContent).to.contain('Shipping');
     expect(source.querySelector('a')!.getAttribute('href')).to.equal('https://shop.example.com/help/shipping');

@@ -37,7 +37,9 @@ export default {
   errorTooLong: 'هذه الرسالة طويلة جدًا.',
   errorConfig: 'لم يتم إعداد هذه الدردشة بشكل صحيح.',
   errorInterrupted: 'انقطع الرد. يمكنك المحاولة مرة أخرى.',
-  source: x => `المصدر ${n(x)}`,
+  // The footnote it names shows its number in Latin digits; its name says the same number (a screen reader's
+  // user hears what a sighted user sees), whatever digits the engine's Arabic numbers have.
+  source: x => `المصدر ${x}`,
   charactersLeft: x =>
     plural(x, {
       zero: 'لم يتبقَّ أي حرف',
