@@ -2,7 +2,7 @@
 import type { Strings } from '../strings.js';
 import { formats } from './format.js';
 
-const { n, plural } = formats('ar');
+const { plural } = formats('ar');
 
 export default {
   subheading: '',
