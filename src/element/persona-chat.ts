@@ -99,7 +99,9 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  * @csspart panel - The chat panel.
  * @csspart header - The panel's header.
  * @csspart messages - The message list.
- * @csspart message - Each message; also `user-message` or `assistant-message`.
+ * @csspart message - Each message.
+ * @csspart user-message - Each of the visitor's messages (also `message`).
+ * @csspart assistant-message - Each of the persona's replies (also `message`).
  * @csspart citations - The sources under a reply.
  * @csspart code-block - A code block in a reply.
  * @csspart copy-button - A code block's copy button.
@@ -272,19 +274,21 @@ export class PersonaChat extends LitElement {
 
   constructor() {
     super();
-    this.chat.onReply = (reply, id) => this.replied(reply, id);
-    this.chat.onError = error => this.failed(error);
-    this.chat.onConversation = (id, restored) => {
-      if (restored) forgetViews(this);
-      if (!this.draft) this.draft = this.chat.tab.draft(id);
-      this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
-    };
-    // The turn's status shows at once (a status changes rarely); the messages render once per frame.
-    this.chat.onChange = () => {
-      const status = currentTurn(this.chat.state)?.status ?? 'idle';
-      if (status !== this.turnStatus) this.turnStatus = status;
-    };
-    this.chat.onUnsent = texts => this.keepDraft([...texts, this.draft].filter(Boolean).join('\n'));
+    Object.assign(this.chat, {
+      onReply: (reply: ReplyResult, id: string) => this.replied(reply, id),
+      onError: (error: PersonaChatError) => this.failed(error),
+      onConversation: (id: string, restored: boolean) => {
+        if (restored) forgetViews(this);
+        if (!this.draft) this.draft = this.chat.tab.draft(id);
+        this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
+      },
+      // The turn's status shows at once (a status changes rarely); the messages render once per frame.
+      onChange: () => {
+        const status = currentTurn(this.chat.state)?.status ?? 'idle';
+        if (status !== this.turnStatus) this.turnStatus = status;
+      },
+      onUnsent: (texts: string[]) => this.keepDraft([...texts, this.draft].filter(Boolean).join('\n')),
+    } satisfies Partial<ChatController>);
   }
 
   #text: { from: unknown[]; strings: Strings } | undefined;

@@ -42,12 +42,17 @@ describe('the packed package', { timeout: 300_000 }, () => {
       assert.match(files, new RegExp(`\\./dist/persona-chat-${chunk}-[\\w-]+\\.js\\n`), `the ${chunk} chunk ships`);
     }
     assert.match(files, /\.\/custom-elements\.json\n/);
+    for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md'])
+      assert.match(files, new RegExp(`\\./${file}\\n`), `${file} ships`);
     assert.doesNotMatch(files, /\.\/(src|test|demo)\//);
     const elements = JSON.parse(await readFile(join(dir, 'node_modules/persona-chat/custom-elements.json'), 'utf8'));
     const declaration = elements.modules
       .flatMap((m: { declarations?: object[] }) => m.declarations ?? [])
       .find((d: { tagName?: string }) => d.tagName);
     assert.equal(declaration.tagName, 'persona-chat');
+    for (const { path } of elements.modules as { path: string }[]) {
+      assert.match(files, new RegExp(`\\./${path.replace(/[.]/g, '\\.')}\\n`), `the manifest's ${path} ships`);
+    }
   });
 
   it('imports every Node entry, and runs both programs', async () => {
