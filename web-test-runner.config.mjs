@@ -171,6 +171,8 @@ const hostileReplies = [
       'Install it, then start the server [1]:\n\n```sh\nnpm install persona-chat && npx persona-chat-server --service-url https://service.example --persona-id 3e913ded --port 8787\n```\n\n' +
       '| Option | Default |\n|:--|--:|\n| `--port` | 8787 |\n\n- [x] installed\n- [ ] configured',
   ],
+  // Not hostile: a reply with a heading, for the heading levels.
+  [/with a heading/, () => '# Shipping\n\nThree to five business days [1].'],
   // Not hostile: a reply with a code block, for the copy button.
   [/as code/, () => 'Install it:\n\n```sh\nnpm install persona-chat\n```\n'],
 ];

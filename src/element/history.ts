@@ -22,7 +22,7 @@ export interface HistoryList {
 
 /** The view's own styles, added to the element's when the view first shows (written small: they ship as they are). */
 const styles =
-  '.history{flex:1;overflow-y:auto;padding:12px 16px;display:flex;flex-direction:column;gap:8px}.history h3{margin:4px 0 0;font-size:1em}.history .back{align-self:flex-start}.history ul{list-style:none;margin:0;padding:0}.history li{display:flex;align-items:center;gap:6px;padding:6px 0;border-block-end:1px solid var(--_border)}.conversation{flex:1;min-inline-size:0;display:flex;flex-direction:column;align-items:flex-start;border:none;background:none;color:inherit;font:inherit;text-align:start;padding:4px;border-radius:8px}.conversation[aria-current]{background:var(--_surface)}.conversation .name{font-weight:600;max-inline-size:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.conversation .date{color:var(--_muted);font-size:0.85em}.rename,.confirm{flex:1;display:flex;flex-wrap:wrap;align-items:center;gap:6px}.confirm span{flex:1}.rename input{flex:1;min-inline-size:0;font:inherit;padding:4px 8px;border:1px solid var(--_border);border-radius:8px;background:var(--_bg);color:inherit}';
+  '.history{flex:1;overflow-y:auto;padding:12px 16px;display:flex;flex-direction:column;gap:8px}.history [role=heading]{margin:4px 0 0;font-weight:bold}.history .back{align-self:flex-start}.history ul{list-style:none;margin:0;padding:0}.history li{display:flex;align-items:center;gap:6px;padding:6px 0;border-block-end:1px solid var(--_border)}.conversation{flex:1;min-inline-size:0;display:flex;flex-direction:column;align-items:flex-start;border:none;background:none;color:inherit;font:inherit;text-align:start;padding:4px;border-radius:8px}.conversation[aria-current]{background:var(--_surface)}.conversation .name{font-weight:600;max-inline-size:100%;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.conversation .date{color:var(--_muted);font-size:0.85em}.rename,.confirm{flex:1;display:flex;flex-wrap:wrap;align-items:center;gap:6px}.confirm span{flex:1}.rename input{flex:1;min-inline-size:0;font:inherit;padding:4px 8px;border:1px solid var(--_border);border-radius:8px;background:var(--_bg);color:inherit}';
 
 /** What the view needs of the element: its list (set to show the view, cleared to leave it) and its strings. */
 export interface HistoryHost {
@@ -154,7 +154,15 @@ export class HistoryView {
     });
   }
 
-  render({ html, nothing }: Lit, list: HistoryList, current: string | null, t: Strings, language: string) {
+  /** The view, its title a heading of `level` (one below the panel's). */
+  render(
+    { html, nothing }: Lit,
+    list: HistoryList,
+    current: string | null,
+    t: Strings,
+    language: string,
+    level: number,
+  ) {
     const nameOf = (item: ConversationSummary) => item.name?.trim() || t.untitled;
     const cancelOnEscape = (change: Partial<HistoryList>) => (event: KeyboardEvent) => {
       if (event.key !== 'Escape') return;
@@ -228,7 +236,7 @@ export class HistoryView {
       <button type="button" class="text-button back" @click=${() => this.host.show(undefined)}>
         ${t.backToChat}
       </button>
-      <h3 id="history-heading" tabindex="-1">${t.conversations}</h3>
+      <div id="history-heading" role="heading" aria-level=${level} tabindex="-1">${t.conversations}</div>
       ${list.items.length ? html`<ul aria-labelledby="history-heading">${list.items.map(row)}</ul>` : nothing}
       ${!list.items.length && !list.loading && !list.error ? html`<p>${t.noConversations}</p>` : nothing}
       ${list.error ? html`<p class="error" role="alert">${list.error}</p>` : nothing}

@@ -229,6 +229,7 @@ function inlineToken(token: Token, ctx: RenderContext, inLink: boolean, depth: n
 }
 
 const headings = [
+  (c: unknown) => html`<h1>${c}</h1>`,
   (c: unknown) => html`<h2>${c}</h2>`,
   (c: unknown) => html`<h3>${c}</h3>`,
   (c: unknown) => html`<h4>${c}</h4>`,
@@ -236,8 +237,8 @@ const headings = [
   (c: unknown) => html`<h6>${c}</h6>`,
 ];
 
-/** A heading of `level`, kept within h2 to h6: the panel's own title is above it. */
-export const heading = (level: number, content: unknown) => headings[Math.min(Math.max(level, 2), 6) - 2]!(content);
+/** A heading of `level`, kept within h1 to h6. */
+export const heading = (level: number, content: unknown) => headings[Math.min(Math.max(level, 1), 6) - 1]!(content);
 
 const alignClass = (align: string | null) => (align ? `align-${align}` : '');
 

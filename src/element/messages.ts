@@ -22,8 +22,8 @@ export interface RenderContext {
   speaker: string;
   actions: MessageActions;
   /**
-   * The level of a reply's Sources heading and `#` headings, one below the panel's title: `defaultHeadingLevel` (3)
-   * unless given. A reply's markdown view takes it when the view is made.
+   * The level of a reply's Sources heading and `#` headings, one below the panel's title (`heading-level`):
+   * `defaultHeadingLevel` (3) unless given. A reply's markdown view takes it when the view is made.
    */
   headingLevel?: number;
   percent: Intl.NumberFormat;

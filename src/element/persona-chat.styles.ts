@@ -83,7 +83,7 @@ export const styles = [
     flex: 1;
     min-inline-size: 0;
   }
-  header h2 {
+  header .titles > :first-child {
     margin: 0;
     font-size: 1.05em;
     font-weight: 600;
@@ -196,10 +196,7 @@ export const styles = [
   .markdown .table {
     margin-block: 0.5em;
   }
-  .markdown h3,
-  .markdown h4,
-  .markdown h5,
-  .markdown h6 {
+  .markdown :is(h2, h3, h4, h5, h6) {
     margin-block: 0.7em 0.3em;
     font-size: 1em;
   }

@@ -17,7 +17,7 @@ import {
   PersonaChatSendEvent,
 } from './events.js';
 import { isRightToLeft, languageOf, localeOf } from './language.js';
-import { copyCode } from './markdown.js';
+import { copyCode, heading } from './markdown.js';
 import { loadTable } from './locale.js';
 import type { HistoryList, HistoryView } from './history.js';
 import { forgetViews, renderHistoryItem, renderTurn, showSource } from './messages.js';
@@ -174,6 +174,11 @@ export class PersonaChat extends LitElement {
   @property({ reflect: true }) position: 'bottom-right' | 'bottom-left' = 'bottom-right';
   /** `auto`, `light` or `dark`. */
   @property({ reflect: true }) theme: 'auto' | 'light' | 'dark' = 'auto';
+  /**
+   * The level of the panel's title, 1 to 6, for a page whose outline puts the chat elsewhere than under its `<h1>`;
+   * a reply's headings and the history view's are one below.
+   */
+  @property({ type: Number, attribute: 'heading-level' }) headingLevel = 2;
   /** Hides the history view (the visitor's other conversations), for a site that wants one thread. */
   @property({ type: Boolean, attribute: 'no-history' }) noHistory = false;
   /** Where the conversation id is kept: `local`, `session` or `none`. */
@@ -304,6 +309,12 @@ export class PersonaChat extends LitElement {
     return strings;
   }
 
+  /** `headingLevel` if it is a level, else 2. */
+  private get level() {
+    const level = this.headingLevel;
+    return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 2;
+  }
+
   private get inline() {
     return oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode') === 'inline';
   }
@@ -353,6 +364,9 @@ export class PersonaChat extends LitElement {
     oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
     oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
     oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');
+    if (this.level !== this.headingLevel) {
+      console.warn(`<persona-chat>: heading-level="${this.headingLevel}" is not a level from 1 to 6; using 2.`);
+    }
     this.dispatchEvent(new PersonaChatReadyEvent());
   }
 
@@ -374,6 +388,11 @@ export class PersonaChat extends LitElement {
     if (dialog.open) dialog.close();
     if (modal) dialog.showModal();
     else dialog.show();
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>) {
+    // A reply's markdown view takes its heading level when it is made.
+    if (changed.has('headingLevel') && changed.get('headingLevel') !== undefined) forgetViews(this);
   }
 
   protected override updated(changed: PropertyValues<this>) {
@@ -657,6 +676,7 @@ export class PersonaChat extends LitElement {
       actions: { retry: () => this.retry(), feedback: (...args) => this.feedback(...args) },
       commenting: this.commenting,
       thanked: this.thanked,
+      headingLevel: this.level + 1,
     };
     const empty = !state.history.length && !state.turns.length;
     const content = this.#content(t, context, { empty, busy, replying, remaining });
@@ -716,7 +736,7 @@ export class PersonaChat extends LitElement {
     return html`
         <header part="header">
           <div class="titles">
-            <h2>${t.heading}</h2>
+            ${heading(this.level, t.heading)}
             ${this.subheading ? html`<p>${this.subheading}</p>` : nothing}
           </div>
           ${
@@ -745,7 +765,7 @@ export class PersonaChat extends LitElement {
           </button>
           ${inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => this.hide()}>${closeIcon}</button>`}
         </header>
-        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#shown.language) : nothing}
+        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#shown.language, this.level + 1) : nothing}
         <div
           class="messages"
           part="messages"
@@ -772,7 +792,14 @@ export class PersonaChat extends LitElement {
             // the same under 500 messages as under none.
             const id = 'turn' in entry ? entry.turn.id : entry.item.id;
             const subject = 'turn' in entry ? entry.turn : entry.item;
-            const around = [t, context.speaker, context.percent, context.commenting === id, context.thanked === id];
+            const around = [
+              t,
+              context.speaker,
+              context.percent,
+              context.headingLevel,
+              context.commenting === id,
+              context.thanked === id,
+            ];
             return guard([subject, subject === retryable, ...around], () =>
               'turn' in entry
                 ? renderTurn(this, entry.turn, entry.turn === retryable, context)

@@ -28,6 +28,29 @@ async function keptFeedback(conversationId: string, messageId: string) {
 describe('<persona-chat>', () => {
   beforeEach(resetAll);
 
+  it('puts its headings under the level heading-level gives, and follows a change', async () => {
+    const h = await chat(html`<persona-chat
+      endpoint="/hostile-chat"
+      mode="inline"
+      storage="session"
+      heading-level="4"
+    ></persona-chat>`);
+    await answered(h, 'How long does shipping take? Answer with a heading.');
+    const levels = () =>
+      [...h.root.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(el => `${el.tagName} ${el.textContent}`);
+    expect(levels()).to.deep.equal(['H4 Chat', 'H5 Shipping', 'H5 Sources']);
+    h.el.headingLevel = 1;
+    await h.el.updateComplete;
+    expect(levels(), 'a change redraws the replies').to.deep.equal(['H1 Chat', 'H2 Shipping', 'H2 Sources']);
+    h.root.querySelector<HTMLButtonElement>('[part="history-button"]')!.click();
+    await waitUntil(() => h.root.querySelector('#history-heading'), 'the history view');
+    const title = h.root.querySelector('#history-heading')!;
+    expect([title.getAttribute('role'), title.getAttribute('aria-level')]).to.deep.equal(['heading', '2']);
+    h.el.setAttribute('heading-level', '9');
+    await h.el.updateComplete;
+    expect(h.root.querySelector('header h2')?.textContent, 'not a level: 2').to.equal('Chat');
+  });
+
   it('sends the first message, creating a conversation, and streams a reply with footnotes and sources', async () => {
     const h = await chat();
     const conversation = oneEvent(h.el, 'persona-chat-conversation');
