@@ -45,6 +45,20 @@ function findWebKit() {
   return { driverPath, browserPath };
 }
 
+/**
+ * puppeteer-core sets the viewport with two BiDi commands, the size and the screen orientation; Firefox ESR 140.12
+ * knows only the first, and refuses the second ("unknown command"), which would fail every page. The size is set
+ * all the same, and the orientation is not needed here.
+ */
+function tolerateOrientation(page) {
+  const setViewport = page.setViewport.bind(page);
+  page.setViewport = viewport =>
+    setViewport(viewport).catch(error => {
+      if (!/unknown command emulation\.setScreenOrientationOverride/.test(String(error?.message))) throw error;
+    });
+  return page;
+}
+
 const launchers = {
   chromium: () =>
     chromeLauncher({ launchOptions: { executablePath: findChromium(), headless: true, args: chromiumFlags } }),
@@ -53,6 +67,7 @@ const launchers = {
     chromeLauncher({
       puppeteer: puppeteerCore,
       launchOptions: { browser: 'firefox', protocol: 'webDriverBiDi', executablePath: findFirefox(), headless: true },
+      createPage: async ({ browser }) => tolerateOrientation(await browser.newPage()),
     }),
   webkit: () => new WebKitLauncher(findWebKit()),
 };
