@@ -98,8 +98,8 @@ export class WebKitLauncher {
   name = 'WebKit';
   // web-test-runner's commands pick their driver by this type, and only the puppeteer and playwright branches of
   // its sendKeys know `down` and `up` (the webdriver branch throws on them). So this launcher says 'puppeteer' and
-  // getPage() returns a page whose `keyboard` speaks WebDriver actions; the commands this suite does not use
-  // (setViewport, sendMouse, …) find nothing there and fail saying so.
+  // getPage() returns a page whose `keyboard` speaks WebDriver actions and whose `setViewport` sizes the window; the
+  // commands this suite does not use (emulateMedia, sendMouse, …) find nothing there and fail saying so.
   type = 'puppeteer';
   concurrency = 1;
 
@@ -169,7 +169,7 @@ export class WebKitLauncher {
     throw new Error('The WebKit launcher has no debug mode; debug the file in Chromium or Firefox.');
   }
 
-  /** The page the send-keys command drives: only a keyboard. */
+  /** The page the send-keys and set-viewport commands drive: a keyboard and the window's size. */
   getPage() {
     const press = key => ({ type: 'keyDown', value: keyCode(key) });
     const release = key => ({ type: 'keyUp', value: keyCode(key) });
@@ -190,6 +190,19 @@ export class WebKitLauncher {
         ],
       });
     return {
+      // The window's outer size is set so that its inner size, the viewport, is the one asked for.
+      setViewport: async ({ width, height }) => {
+        const inner = () =>
+          this.#command('POST', '/execute/sync', {
+            script: 'return [innerWidth, innerHeight, outerWidth - innerWidth, outerHeight - innerHeight]',
+            args: [],
+          });
+        const [, , dx, dy] = await inner();
+        await this.#command('POST', '/window/rect', { width: width + dx, height: height + dy });
+        const [w, h] = await inner();
+        if (w !== width || h !== height)
+          throw new Error(`webkit launcher: the viewport is ${w}x${h}, not ${width}x${height}`);
+      },
       keyboard: {
         type: text => chord([...text]),
         press: key => chord([key]),
