@@ -24,6 +24,7 @@ import { forgetViews, renderHistoryItem, renderTurn, showSource } from './messag
 import type { RenderContext } from './messages.js';
 import { chatIconPath } from './launcher.styles.js';
 import { styles } from './persona-chat.styles.js';
+import { Transcript } from './transcript.js';
 import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
 import type { Feedback } from './state.js';
 import type { StorageKind } from './storage.js';
@@ -71,6 +72,9 @@ function parseStrings(value: string | null): Partial<Strings> | undefined {
   console.warn('<persona-chat>: the strings attribute must be a JSON object of strings; it is ignored.');
   return undefined;
 }
+
+/** Below this, the floating panel covers the page and is modal (the stylesheet's breakpoint too). */
+const narrow = '(max-width: 480px)';
 
 const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback: T, name: string): T => {
   if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -218,6 +222,8 @@ export class PersonaChat extends LitElement {
   #shownHistory: HistoryView | undefined;
   @query('textarea') private input?: HTMLTextAreaElement;
   @query('.messages') private list?: HTMLElement;
+  /** The message list's keyboard order: one Tab stop, the arrow keys between messages. */
+  #transcript: Transcript | undefined;
   @query('.launcher') private launcherButton?: HTMLButtonElement;
 
   private readonly chat = new ChatController(this);
@@ -371,7 +377,7 @@ export class PersonaChat extends LitElement {
   }
 
   /** Below this width the floating panel covers the page, and is modal. */
-  readonly #narrow = matchMedia('(max-width: 480px)');
+  readonly #narrow = matchMedia(narrow);
   readonly #onNarrow = () => this.#syncDialog();
 
   /**
@@ -383,7 +389,8 @@ export class PersonaChat extends LitElement {
     const dialog = [...this.renderRoot.children].find(child => child instanceof HTMLDialogElement);
     if (!dialog) return;
     if (!this.open) return void (dialog.open && dialog.close());
-    const modal = this.#narrow.matches;
+    // Asked afresh: Firefox updates a kept MediaQueryList's `matches` only when it fires its change event.
+    const modal = matchMedia(narrow).matches;
     if (dialog.open && dialog.matches(':modal') === modal) return;
     if (dialog.open) dialog.close();
     if (modal) dialog.showModal();
@@ -397,6 +404,10 @@ export class PersonaChat extends LitElement {
 
   protected override updated(changed: PropertyValues<this>) {
     this.#syncDialog();
+    if (this.list !== this.#transcript?.list) {
+      this.#transcript?.disconnect();
+      this.#transcript = this.list && new Transcript(this.list);
+    }
     if (changed.has('open') && changed.get('open') !== undefined) {
       this.dispatchEvent(this.open ? new PersonaChatOpenEvent() : new PersonaChatCloseEvent());
       if (this.open) {
@@ -770,6 +781,7 @@ export class PersonaChat extends LitElement {
           class="messages"
           part="messages"
           role="log"
+          tabindex="-1"
           ?hidden=${Boolean(this.history)}
           aria-live="off"
           @scroll=${this.scrolled}

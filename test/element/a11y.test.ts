@@ -315,6 +315,38 @@ describe('keyboard and screen reader', function () {
     expect(document.activeElement).not.to.equal(document.body);
   });
 
+  it('makes the transcript one Tab stop: the newest message’s controls, then the message box; arrows move', async () => {
+    const { h } = await host(inline(), 'default');
+    for (const question of ['How long does shipping take?', 'Can I return an item?', 'How long does shipping take?']) {
+      await ask(h, question);
+      await h.settled();
+    }
+    const articles = [...h.root.querySelectorAll<HTMLElement>('.messages [role="article"]')];
+    expect(articles.length).to.equal(6);
+    const newest = articles[5]!;
+    h.root.querySelector<HTMLButtonElement>('[aria-label="New conversation"]')!.focus();
+    const reached: Element[] = [];
+    for (let i = 0; i < 30 && h.root.activeElement !== h.input; i++) {
+      await sendKeys({ press: 'Tab' });
+      reached.push(h.root.activeElement!);
+    }
+    expect(reached[0], 'the newest message first').to.equal(newest);
+    expect(reached.at(-1), 'then the message box').to.equal(h.input);
+    const between = reached.slice(1, -1);
+    expect(between.length, 'its footnote, source and feedback controls').to.be.greaterThan(2);
+    expect(
+      between.every(element => newest.contains(element)),
+      'only the newest message’s controls',
+    ).to.equal(true);
+    newest.focus();
+    await sendKeys({ press: 'ArrowUp' });
+    await sendKeys({ press: 'ArrowUp' });
+    expect(h.root.activeElement, 'two messages up: the second reply').to.equal(articles[3]);
+    await sendKeys({ press: 'Tab' });
+    expect(articles[3]!.contains(h.root.activeElement), 'Tab goes into that reply').to.equal(true);
+    expect(h.root.activeElement!.closest('sup.cite'), 'to its first footnote').to.not.equal(null);
+  });
+
   it('is modal below the narrow breakpoint: Tab stays in the panel, Escape closes it', async function () {
     await viewport(this, 320, 640);
     try {
@@ -333,6 +365,8 @@ describe('keyboard and screen reader', function () {
       await waitUntil(() => !h.el.open, 'Escape closes it');
       await waitUntil(() => h.root.activeElement?.getAttribute('part') === 'launcher', 'the focus is on the launcher');
       await setViewport({ width: 800, height: 600 });
+      // Media queries follow the new size at the next frame, Firefox's maybe later than the size itself.
+      await waitUntil(() => !matchMedia('(max-width: 480px)').matches, 'the viewport is wide');
       await h.el.show();
       expect(h.root.querySelector('dialog')!.matches(':modal'), 'wide, it is not modal').to.equal(false);
     } finally {

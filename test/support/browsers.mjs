@@ -46,16 +46,26 @@ function findWebKit() {
 }
 
 /**
- * puppeteer-core sets the viewport with two BiDi commands, the size and the screen orientation; Firefox ESR 140.12
- * knows only the first, and refuses the second ("unknown command"), which would fail every page. The size is set
- * all the same, and the orientation is not needed here.
+ * puppeteer-core sets the viewport with two BiDi commands side by side, the size and the screen orientation;
+ * Firefox ESR 140.12 knows only the first, and refuses the second ("unknown command"), which would fail every page.
+ * The orientation is not needed here: the refusal is let pass once the size is applied.
  */
 function tolerateOrientation(page) {
   const setViewport = page.setViewport.bind(page);
-  page.setViewport = viewport =>
-    setViewport(viewport).catch(error => {
+  page.setViewport = async viewport => {
+    try {
+      await setViewport(viewport);
+    } catch (error) {
       if (!/unknown command emulation\.setScreenOrientationOverride/.test(String(error?.message))) throw error;
-    });
+      const size = () => page.evaluate('[innerWidth, innerHeight]');
+      for (let tries = 0; tries < 100; tries++) {
+        const [width, height] = await size();
+        if (width === viewport.width && height === viewport.height) return;
+        await new Promise(resolve => setTimeout(resolve, 20));
+      }
+      throw new Error(`Firefox: the viewport is not ${viewport.width}x${viewport.height}`, { cause: error });
+    }
+  };
   return page;
 }
 
