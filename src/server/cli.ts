@@ -143,6 +143,7 @@ async function main() {
   let backend;
   try {
     backend = createBackend(config);
+    backend.check();
   } catch (error) {
     fail((error as Error).message.replace(/^persona-chat backend: /, ''));
   }

@@ -1,7 +1,8 @@
 /**
  * @module
- * The backend's configuration, checked once at construction: a bad setting throws an Error that names it (and the
- * command-line flag and environment variable that set it), so a misconfigured server never starts.
+ * The backend's configuration, checked once, on the backend's first request or its `check()`: a bad setting throws
+ * an Error that names it (and the command-line flag and environment variable that set it), so a misconfigured CLI
+ * server never starts and a misconfigured handler answers nothing but a 500.
  */
 import type { Timeouts } from '../service/client.js';
 import type { StoredFeedback } from './annotations.js';
@@ -236,6 +237,18 @@ export interface ResolvedConfig {
   leaseMs: number;
 }
 
+/** The base path, checked: `/` by default, without a trailing slash. */
+export function resolveBasePath(value: string | undefined): string {
+  if (value !== undefined && typeof value !== 'string') {
+    throw new ConfigError('basePath', 'must be a path like /persona-chat');
+  }
+  const basePath = (value ?? '/').replace(/\/+$/, '') || '/';
+  if (!basePath.startsWith('/') || /\/\.\.?(\/|$)|[?#\s]/.test(basePath)) {
+    throw new ConfigError('basePath', `must be a path like /persona-chat, not "${value}"`);
+  }
+  return basePath;
+}
+
 /** Checks every setting and fills in the defaults. */
 export function resolveConfig(config: BackendConfig): ResolvedConfig {
   if (!config || typeof config !== 'object') throw new ConfigError('config', 'must be an object');
@@ -279,10 +292,7 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
     }
   }
 
-  const basePath = (config.basePath ?? '/').replace(/\/+$/, '') || '/';
-  if (!basePath.startsWith('/') || /\/\.\.?(\/|$)|[?#\s]/.test(basePath)) {
-    throw new ConfigError('basePath', `must be a path like /persona-chat, not "${config.basePath}"`);
-  }
+  const basePath = resolveBasePath(config.basePath);
   const trust = config.trustProxy ?? false;
   const trustedHops = trust === true ? 1 : trust === false ? 0 : trust;
   if (!Number.isInteger(trustedHops) || trustedHops < 0 || trustedHops > 10) {
