@@ -5,7 +5,7 @@
  * form cannot send, and JSON only.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import { csrfHeader } from '../../protocol.js';
 import type { SessionResponse } from '../../protocol.js';
@@ -14,7 +14,7 @@ import { HttpError } from '../errors.js';
 import { deriveSecret, storageKey } from '../tokens.js';
 import { visitors } from '../visitor.js';
 
-const sessionSchema = z.strictObject({ personaId: z.string().optional() });
+const sessionSchema = z.strictObject({ personaId: z.optional(z.string({ error: 'personaId must be a string' })) });
 
 const tooManySessions = (retryAfter: number) =>
   new HttpError(429, 'too_many_sessions', 'Too many chat sessions were started from here. Try again shortly.', {
