@@ -31,6 +31,9 @@ Options:
   --token-ttl <seconds>      token lifetime (default 600)
   --allowed-origin <origin>  an origin whose pages may use the chat (repeatable, required)
   --base-path <path>         where the routes are mounted (default /)
+  --cookie-same-site <mode>  the visitor cookie's SameSite: lax (default), strict, or none
+                             for a backend on another site than the pages (then also
+                             Secure and Partitioned)
   --trust-proxy <n>          proxies in front to trust for X-Forwarded-For: a number,
                              true (1) or false (default false)
   --redis-url <url>          share limits and replies with other instances through this
@@ -64,6 +67,7 @@ const flags = {
   'token-ttl': { type: 'string' },
   'allowed-origin': { type: 'string', multiple: true },
   'base-path': { type: 'string' },
+  'cookie-same-site': { type: 'string' },
   'trust-proxy': { type: 'string' },
   'redis-url': { type: 'string' },
   'drain-seconds': { type: 'string' },
@@ -126,6 +130,7 @@ async function main() {
     tokenTtlSeconds: number('token-ttl'),
     allowedOrigins: many('allowed-origin') ?? [],
     basePath: one('base-path'),
+    cookie: { sameSite: one('cookie-same-site') as 'lax' | undefined },
     trustProxy,
     leaseSeconds: number('lease-seconds'),
   };

@@ -125,8 +125,13 @@ export interface BackendConfig {
    * `trustProxy`. Without an address, only the per-user limits apply.
    */
   clientIp?: (request: Request) => string | null | undefined;
-  /** The anonymous-visitor cookie. `secure: 'auto'` (default) sets Secure when the request came over HTTPS. */
-  cookie?: { name?: string; secure?: boolean | 'auto'; maxAgeSeconds?: number };
+  /**
+   * The anonymous-visitor cookie. `secure: 'auto'` (default) sets Secure when the request came over HTTPS.
+   * `sameSite` is `lax` (default) while the backend is on the same site as the pages (`www.example.com` and
+   * `chat.example.com` are one site); a backend on another site needs `none`, which also sets `Secure` and
+   * `Partitioned` (browsers that block third-party cookies keep a partitioned one, for that page's site only).
+   */
+  cookie?: { name?: string; secure?: boolean | 'auto'; maxAgeSeconds?: number; sameSite?: 'lax' | 'strict' | 'none' };
   limits?: Partial<Limits>;
   /** Timeouts for the service: connect, first byte, idle between chunks, total. */
   timeouts?: Partial<Timeouts>;
@@ -167,7 +172,7 @@ export interface FeedbackEvent {
 }
 
 /** The command-line flag and environment variable behind each setting, for error messages. */
-const sources: Partial<Record<keyof BackendConfig, string>> = {
+const sources: Partial<Record<string, string>> = {
   serviceUrl: '--service-url / PERSONA_CHAT_SERVICE_URL',
   http2ServiceUrl: '--http2-service-url / PERSONA_CHAT_HTTP2_SERVICE_URL',
   apiKey: '--api-key / PERSONA_CHAT_API_KEY',
@@ -183,6 +188,7 @@ const sources: Partial<Record<keyof BackendConfig, string>> = {
   basePath: '--base-path / PERSONA_CHAT_BASE_PATH',
   trustProxy: '--trust-proxy / PERSONA_CHAT_TRUST_PROXY',
   leaseSeconds: '--lease-seconds / PERSONA_CHAT_LEASE_SECONDS',
+  'cookie.sameSite': '--cookie-same-site / PERSONA_CHAT_COOKIE_SAME_SITE',
 };
 
 export class ConfigError extends Error {
@@ -191,7 +197,7 @@ export class ConfigError extends Error {
     readonly setting: string,
     problem: string,
   ) {
-    const source = sources[setting as keyof BackendConfig];
+    const source = sources[setting];
     super(`persona-chat backend: "${setting}"${source ? ` (${source})` : ''} ${problem}`);
   }
 }
@@ -231,7 +237,7 @@ export interface ResolvedConfig {
   allowedOrigins: ReadonlySet<string>;
   basePath: string;
   trustedHops: number;
-  cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number };
+  cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number; sameSite: 'lax' | 'strict' | 'none' };
   limits: Limits;
   pingIntervalMs: number;
   leaseMs: number;
@@ -304,6 +310,12 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   if (limits.eventsPerRun < 100) throw new ConfigError('limits.eventsPerRun', 'must be at least 100');
   const cookieName = config.cookie?.name ?? 'persona_chat_visitor';
   if (!/^[A-Za-z0-9_-]+$/.test(cookieName)) throw new ConfigError('cookie.name', 'must be a cookie name');
+  const sameSite = config.cookie?.sameSite ?? 'lax';
+  if (!['lax', 'strict', 'none'].includes(sameSite))
+    throw new ConfigError('cookie.sameSite', 'must be lax, strict or none');
+  if (sameSite === 'none' && config.cookie?.secure === false) {
+    throw new ConfigError('cookie.secure', 'cannot be false with sameSite none: browsers drop such a cookie');
+  }
   const pingIntervalMs = positiveInteger('pingIntervalMs', config.pingIntervalMs ?? 15_000);
   const leaseSeconds = config.leaseSeconds ?? 15;
   if (!Number.isInteger(leaseSeconds) || leaseSeconds < 3 || leaseSeconds > 300) {
@@ -328,6 +340,7 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
       name: cookieName,
       secure: config.cookie?.secure ?? 'auto',
       maxAgeSeconds: positiveInteger('cookie.maxAgeSeconds', config.cookie?.maxAgeSeconds ?? 30 * 86_400),
+      sameSite,
     },
     limits,
     pingIntervalMs,

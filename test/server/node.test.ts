@@ -424,6 +424,12 @@ describe('persona-chat-server CLI', () => {
     ['an unknown flag', ['--api-keys', 'x'], {}, /Unknown option '--api-keys'/],
     ['a Redis URL that is not one', ['--redis-url', 'http://cache:6379'], {}, /--redis-url must be a redis:\/\//],
     ['a lease too short', ['--lease-seconds', '1'], {}, /"leaseSeconds" .* from 3 to 300/],
+    [
+      'a SameSite that is not one',
+      [],
+      { PERSONA_CHAT_COOKIE_SAME_SITE: 'relaxed' },
+      /"cookie.sameSite" \(--cookie-same-site \/ PERSONA_CHAT_COOKIE_SAME_SITE\) must be lax, strict or none/,
+    ],
   ] as const) {
     it(`stops at start on ${name}, naming the setting`, () => {
       const result = run([...args, '--port', '0'], { ...good, ...env });
@@ -450,6 +456,7 @@ describe('persona-chat-server CLI', () => {
       'token-ttl',
       'allowed-origin',
       'base-path',
+      'cookie-same-site',
       'trust-proxy',
       'redis-url',
       'lease-seconds',
