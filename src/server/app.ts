@@ -19,6 +19,7 @@ import { HttpError, errorHandlers, notFound } from './errors.js';
 import { Limiter } from './limits.js';
 import { bearerToken } from './middleware/bearer-token.js';
 import { requestLog } from './middleware/request-log.js';
+import { refusalNotes } from './origins.js';
 import { Ownership } from './ownership.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { feedbackRoutes } from './routes/feedback.js';
@@ -160,6 +161,7 @@ function assembleBackend(config: BackendConfig): Assembled {
       messageId && citations.length ? updates.keepCitations(conversationId, messageId, citations) : undefined,
   });
   const updates = new ConversationUpdates({ service, onError: report });
+  const noteRefusal = refusalNotes();
   const parts: Parts = {
     config,
     settings,
@@ -172,6 +174,12 @@ function assembleBackend(config: BackendConfig): Assembled {
     limiter: new Limiter(store, settings, config.clientIp),
     secrets,
     report,
+    allowsOrigin: origin => {
+      if (!origin) return false;
+      if (settings.allowsOrigin(origin)) return true;
+      noteRefusal(origin);
+      return false;
+    },
   };
 
   const root = new Hono<Env>();
@@ -180,7 +188,7 @@ function assembleBackend(config: BackendConfig): Assembled {
   // Before the request log: probes every few seconds would drown the lines that matter.
   app.route('/', healthRoutes(parts));
   app.use('*', requestId(), requestLog({ log }));
-  const allowOrigin = (origin: string) => (settings.allowedOrigins.has(origin) ? origin : null);
+  const allowOrigin = (origin: string) => (parts.allowsOrigin(origin) ? origin : null);
   app.use(
     '/session',
     cors({

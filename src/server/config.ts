@@ -6,6 +6,7 @@
  */
 import type { Timeouts } from '../service/client.js';
 import type { StoredFeedback } from './annotations.js';
+import { originPolicy } from './origins.js';
 import type { BackendStore } from './store.js';
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -108,7 +109,11 @@ export interface BackendConfig {
   tokenSecret: string;
   /** Token lifetime in seconds, 120 to 86,400. Default 600. */
   tokenTtlSeconds?: number;
-  /** The exact origins (scheme://host[:port]) whose pages may use this backend. */
+  /**
+   * The origins (scheme://host[:port]) whose pages may use this backend, exact, or patterns of subdomains:
+   * `https://*.example.com` allows `https://a.example.com` and `https://a.b.example.com` (never `example.com` itself,
+   * another scheme or another port). No other wildcard is taken.
+   */
   allowedOrigins: string[];
   /** Where the routes are mounted. Default `/`. */
   basePath?: string;
@@ -234,7 +239,8 @@ export interface ResolvedConfig {
   general: { system: string; model: string } | null;
   tokenSecret: Uint8Array;
   tokenTtlSeconds: number;
-  allowedOrigins: ReadonlySet<string>;
+  /** Whether an Origin header names a page allowed to use the backend. */
+  allowsOrigin: (origin: string) => boolean;
   basePath: string;
   trustedHops: number;
   cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number; sameSite: 'lax' | 'strict' | 'none' };
@@ -283,20 +289,7 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   // and one under 60 s none at all, so that every request is a token exchange until the exchanges meet 429s.
   const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400, 120);
 
-  const origins = config.allowedOrigins ?? [];
-  if (!Array.isArray(origins) || origins.length === 0)
-    throw new ConfigError('allowedOrigins', 'needs at least one origin');
-  for (const origin of origins) {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(origin);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || parsed.origin !== origin || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-      throw new ConfigError('allowedOrigins', `must hold exact origins like https://www.example.com, not "${origin}"`);
-    }
-  }
+  const allowsOrigin = originPolicy(config.allowedOrigins ?? []);
 
   const basePath = resolveBasePath(config.basePath);
   const trust = config.trustProxy ?? false;
@@ -333,7 +326,7 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
     general,
     tokenSecret,
     tokenTtlSeconds,
-    allowedOrigins: new Set(origins),
+    allowsOrigin,
     basePath,
     trustedHops,
     cookie: {

@@ -413,6 +413,12 @@ describe('persona-chat-server CLI', () => {
     ['no service URL', [], { PERSONA_CHAT_SERVICE_URL: '' }, /"serviceUrl" \(--service-url .*\) is required/],
     ['a malformed origin', ['--allowed-origin', 'https://www.example.com/'], {}, /"allowedOrigins" .* exact origins/],
     ['a null origin', ['--allowed-origin', 'null'], {}, /"allowedOrigins"/],
+    [
+      'a wildcard that is not a subdomain pattern',
+      ['--allowed-origin', 'https://*'],
+      {},
+      /"allowedOrigins" .* takes one wildcard form, a subdomain pattern like https:\/\/\*\.example\.com, not "https:\/\/\*"/,
+    ],
     ['no persona or model', [], { PERSONA_CHAT_PERSONA_ID: '' }, /"personaId" .* is required \(or system and model\)/],
     ['a bad delivery', ['--delivery', 'carrier-pigeon'], {}, /"delivery" .* must be sse, http2 or json/],
     [

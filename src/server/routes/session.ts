@@ -21,7 +21,7 @@ const tooManySessions = (retryAfter: number) =>
     retryAfter,
   });
 
-export function sessionRoutes({ config, settings, tokens, limiter }: Parts) {
+export function sessionRoutes({ config, settings, tokens, limiter, allowsOrigin }: Parts) {
   const app = new Hono<Env>();
   const userKeySecret = deriveSecret(settings.tokenSecret, 'user-key');
   const visitor = visitors(config, settings);
@@ -39,8 +39,7 @@ export function sessionRoutes({ config, settings, tokens, limiter }: Parts) {
   };
 
   app.post('/session', async c => {
-    const origin = c.req.header('origin');
-    if (!origin || !settings.allowedOrigins.has(origin)) {
+    if (!allowsOrigin(c.req.header('origin'))) {
       throw new HttpError(403, 'origin_not_allowed', 'This page is not allowed to use this chat.', {
         retryable: false,
       });
