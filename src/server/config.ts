@@ -176,8 +176,33 @@ export interface FeedbackEvent {
   feedback: StoredFeedback;
 }
 
+/** `messageMaxLength` → `message-max-length`. */
+const kebabCase = (name: string) => name.replace(/[A-Z]/g, letter => `-${letter.toLowerCase()}`);
+
+/** The environment variable of a command-line flag: `--api-key` → `PERSONA_CHAT_API_KEY`. */
+export const envOfFlag = (flag: string) => `PERSONA_CHAT_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+/** The command-line flag of each limit: its name in kebab case (`--message-max-length`). */
+export const limitFlags = Object.fromEntries(Object.keys(defaultLimits).map(name => [name, kebabCase(name)])) as Record<
+  keyof Limits,
+  string
+>;
+
+/** The command-line flag of each timeout to the service: `--connect-timeout-ms` for `timeouts.connectMs`. */
+export const timeoutFlags: Record<keyof Timeouts, string> = {
+  connectMs: 'connect-timeout-ms',
+  firstByteMs: 'first-byte-timeout-ms',
+  idleMs: 'idle-timeout-ms',
+  totalMs: 'total-timeout-ms',
+};
+
+const flagAndEnv = (flag: string) => `--${flag} / ${envOfFlag(flag)}`;
+
 /** The command-line flag and environment variable behind each setting, for error messages. */
 const sources: Partial<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(limitFlags).map(([name, flag]) => [`limits.${name}`, flagAndEnv(flag)])),
+  ...Object.fromEntries(Object.entries(timeoutFlags).map(([name, flag]) => [`timeouts.${name}`, flagAndEnv(flag)])),
+  pingIntervalMs: flagAndEnv('ping-interval-ms'),
   serviceUrl: '--service-url / PERSONA_CHAT_SERVICE_URL',
   http2ServiceUrl: '--http2-service-url / PERSONA_CHAT_HTTP2_SERVICE_URL',
   apiKey: '--api-key / PERSONA_CHAT_API_KEY',
@@ -310,6 +335,9 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
     throw new ConfigError('cookie.secure', 'cannot be false with sameSite none: browsers drop such a cookie');
   }
   const pingIntervalMs = positiveInteger('pingIntervalMs', config.pingIntervalMs ?? 15_000);
+  for (const [name, value] of Object.entries(config.timeouts ?? {})) {
+    if (value !== undefined) positiveInteger(`timeouts.${name}`, value);
+  }
   const leaseSeconds = config.leaseSeconds ?? 15;
   if (!Number.isInteger(leaseSeconds) || leaseSeconds < 3 || leaseSeconds > 300) {
     throw new ConfigError('leaseSeconds', 'must be a whole number of seconds from 3 to 300');
