@@ -1,7 +1,8 @@
 /**
  * The demo: the emulator, the backend pointed at it, and a small site that uses the widget exactly as a site owner
- * would (through the built script-tag file), in one process. `npm start` runs it; PORT picks the port (0: any free
- * one; a busy port moves to a free one and says so). Ctrl+C stops everything.
+ * would (through the built script-tag file), in one process. `npm start` runs it; PERSONA_CHAT_PORT (or PORT, as
+ * hosting platforms set it) picks the port (0: any free one; a busy port moves to a free one and says so). Ctrl+C
+ * stops everything.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -48,7 +49,8 @@ function listen(server: ReturnType<typeof createServer>, port: number): Promise<
 }
 
 const server = createServer();
-const requested = process.env.PORT === undefined || process.env.PORT === '' ? 8080 : Number(process.env.PORT);
+const portSetting = process.env.PERSONA_CHAT_PORT || process.env.PORT;
+const requested = portSetting === undefined || portSetting === '' ? 8080 : Number(portSetting);
 const port = await listen(server, Number.isInteger(requested) && requested >= 0 ? requested : 8080);
 const origins = [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
 const backend = createBackend({

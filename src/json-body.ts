@@ -1,11 +1,12 @@
 /**
  * @module
  * The one JSON body reader of the backend and the emulator: reads the body as text, parses it and checks it
- * against a zod schema. A problem throws a `BodyError` whose message says what is wrong, never a stack trace;
+ * against a zod schema (zod/mini's or zod's). A problem throws a `BodyError` whose message says what is wrong, never a stack trace;
  * each app renders it in its own error envelope.
  */
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import { safeParse } from 'zod/mini';
+import type { $ZodType } from 'zod/v4/core';
 
 export class BodyError extends Error {
   override readonly name = 'BodyError';
@@ -24,7 +25,7 @@ export interface ReadJsonOptions {
   requireJsonType?: boolean;
 }
 
-export async function readJsonBody<T>(c: Context, schema: z.ZodType<T>, options: ReadJsonOptions = {}): Promise<T> {
+export async function readJsonBody<T>(c: Context, schema: $ZodType<T>, options: ReadJsonOptions = {}): Promise<T> {
   const { allowEmpty = false, requireJsonType = true } = options;
   const type = c.req.header('content-type') ?? '';
   const text = await c.req.text();
@@ -45,8 +46,8 @@ export async function readJsonBody<T>(c: Context, schema: z.ZodType<T>, options:
   return parse(schema, parsed);
 }
 
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
+function parse<T>(schema: $ZodType<T>, value: unknown): T {
+  const result = safeParse(schema, value);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';

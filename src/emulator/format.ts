@@ -54,24 +54,28 @@ export function deltaChunk(ids: RunIds, piece: string, first: boolean) {
   return chunk(ids, first ? { role: 'assistant', content: piece } : { content: piece }, null);
 }
 
-/** The last chunk: the finish reason, usage, the ids of the stored message and run, and the citations. */
+/**
+ * The last chunk: the finish reason and the reply's moderation results in its choice, as a complete response's
+ * choice has them; usage, the ids of the stored message and run, the citations and the prompt's moderation results
+ * beside, as a complete response has them.
+ */
 export function finalChunk(ids: RunIds, usage: Usage, citations: Citation[]) {
-  return chunk(ids, {}, 'stop', {
-    usage,
-    messageId: ids.messageId,
-    runId: ids.runId,
-    citations,
-    moderation_results: noModeration,
-  });
+  return chunk(
+    ids,
+    {},
+    'stop',
+    { usage, messageId: ids.messageId, runId: ids.runId, citations, prompt_moderations: noModeration },
+    { moderation_results: noModeration },
+  );
 }
 
-function chunk(ids: RunIds, delta: Record<string, unknown>, finishReason: string | null, extra = {}) {
+function chunk(ids: RunIds, delta: Record<string, unknown>, finishReason: string | null, extra = {}, choice = {}) {
   return {
     id: `chatcmpl-${ids.runId}`,
     object: 'chat.completion.chunk',
     created: ids.created,
     model: ids.model,
-    choices: [{ index: 0, delta, finish_reason: finishReason }],
+    choices: [{ index: 0, delta, finish_reason: finishReason, ...choice }],
     ...extra,
   };
 }

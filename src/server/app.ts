@@ -12,13 +12,14 @@ import { requestId } from 'hono/request-id';
 import { csrfHeader } from '../protocol.js';
 import { ServiceClient } from '../service/client.js';
 import { ServiceError, redact } from '../service/errors.js';
-import { resolveConfig } from './config.js';
+import { ConfigError, resolveBasePath, resolveConfig } from './config.js';
 import type { BackendConfig, LogLine } from './config.js';
 import type { Env, Parts } from './context.js';
 import { HttpError, errorHandlers, notFound } from './errors.js';
 import { Limiter } from './limits.js';
 import { bearerToken } from './middleware/bearer-token.js';
 import { requestLog } from './middleware/request-log.js';
+import { refusalNotes } from './origins.js';
 import { Ownership } from './ownership.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { feedbackRoutes } from './routes/feedback.js';
@@ -39,6 +40,12 @@ export interface Backend {
   /** Where the routes are mounted, e.g. `/persona-chat`. */
   readonly basePath: string;
   /**
+   * Reads and checks the configuration now, and throws a ConfigError naming the first bad setting. Without it, the
+   * configuration is read on the first request (so that a build can import the backend without its secrets), and a
+   * bad one answers every request with a 500 envelope and a `config_error` log line.
+   */
+  check(): void;
+  /**
    * Stops taking new replies (`/readyz` says `draining`), lets the replies this instance is producing finish for up
    * to `graceMs`, then ends the rest with `server_restarting`: the browser sends them again, to another instance.
    * Resolves once the conversations' background writes (a name from the first message, a reply's citations) have
@@ -52,12 +59,69 @@ export interface Backend {
 /** How long a drain waits for the background writes to conversations, once the replies have ended. */
 const settlesMs = 5000;
 
-/** Makes the backend. Throws a ConfigError naming the setting when the configuration is wrong. */
+/**
+ * Makes the backend. The configuration is read when the first request arrives, or on `check()`: importing a module
+ * that makes the backend (a route handler in a build, say) needs none of its secrets.
+ */
 export function createBackend(config: BackendConfig): Backend {
+  let assembled: Assembled | undefined;
+  let reported = '';
+  const assemble = () => (assembled ??= assembleBackend(config));
+  return {
+    fetch: async (request, env, executionCtx) => {
+      let backend: Assembled;
+      try {
+        backend = assemble();
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        // Reported on stderr once per problem; every request until it is fixed is logged with its code.
+        if (error.message !== reported) console.error((reported = error.message));
+        return misconfigured(request, error, config?.log ?? defaultLog);
+      }
+      return backend.fetch(request, env, executionCtx);
+    },
+    get basePath() {
+      return resolveBasePath(config?.basePath);
+    },
+    check: () => void assemble(),
+    drain: async graceMs => assembled?.drain(graceMs),
+    close: () => assembled?.close(),
+  };
+}
+
+const defaultLog = (line: LogLine) => console.log(JSON.stringify(line));
+
+/** The answer to every request while the configuration is wrong: a 500 envelope, and a log line saying why. */
+function misconfigured(request: Request, error: ConfigError, log: (line: LogLine) => void): Response {
+  const requestId = crypto.randomUUID();
+  const failure = new HttpError(500, 'internal_error', 'The chat is not set up correctly on this server.', {
+    retryable: false,
+  });
+  log({
+    time: new Date().toISOString(),
+    level: 'error',
+    requestId,
+    method: request.method,
+    path: new URL(request.url).pathname,
+    status: 500,
+    durationMs: 0,
+    code: 'config_error',
+    detail: error.message,
+  });
+  return Response.json(failure.envelope(requestId), {
+    status: 500,
+    headers: { 'cache-control': 'no-store', 'x-request-id': requestId },
+  });
+}
+
+type Assembled = Pick<Backend, 'fetch' | 'drain' | 'close'>;
+
+/** Checks the configuration and puts the backend together. Throws a ConfigError naming the setting. */
+function assembleBackend(config: BackendConfig): Assembled {
   const settings = resolveConfig(config);
   const { limits, basePath } = settings;
   const store = config.store ?? new MemoryStore();
-  const log = config.log ?? ((line: LogLine) => console.log(JSON.stringify(line)));
+  const log = config.log ?? defaultLog;
   const service = new ServiceClient({
     baseUrl: settings.serviceUrl,
     http2BaseUrl: settings.http2ServiceUrl,
@@ -97,6 +161,7 @@ export function createBackend(config: BackendConfig): Backend {
       messageId && citations.length ? updates.keepCitations(conversationId, messageId, citations) : undefined,
   });
   const updates = new ConversationUpdates({ service, onError: report });
+  const noteRefusal = refusalNotes();
   const parts: Parts = {
     config,
     settings,
@@ -109,6 +174,12 @@ export function createBackend(config: BackendConfig): Backend {
     limiter: new Limiter(store, settings, config.clientIp),
     secrets,
     report,
+    allowsOrigin: origin => {
+      if (!origin) return false;
+      if (settings.allowsOrigin(origin)) return true;
+      noteRefusal(origin);
+      return false;
+    },
   };
 
   const root = new Hono<Env>();
@@ -117,7 +188,7 @@ export function createBackend(config: BackendConfig): Backend {
   // Before the request log: probes every few seconds would drown the lines that matter.
   app.route('/', healthRoutes(parts));
   app.use('*', requestId(), requestLog({ log }));
-  const allowOrigin = (origin: string) => (settings.allowedOrigins.has(origin) ? origin : null);
+  const allowOrigin = (origin: string) => (parts.allowsOrigin(origin) ? origin : null);
   app.use(
     '/session',
     cors({
@@ -170,7 +241,6 @@ export function createBackend(config: BackendConfig): Backend {
 
   return {
     fetch: (request, env, executionCtx) => Promise.resolve(root.fetch(request, env, executionCtx as never)),
-    basePath,
     drain: async graceMs => {
       await runs.drain(graceMs);
       let timer: ReturnType<typeof setTimeout> | undefined;

@@ -8,8 +8,51 @@
 import { parseArgs } from 'node:util';
 import { fail as failWith, stopOnSignals } from '../cli-support.js';
 import { createBackend } from './app.js';
-import type { BackendConfig } from './config.js';
+import { defaultLimits, envOfFlag, limitFlags, timeoutFlags } from './config.js';
+import type { BackendConfig, Limits } from './config.js';
+import type { Timeouts } from '../service/client.js';
+import { defaultTimeouts } from '../service/client.js';
 import { serveBackend } from './node.js';
+
+/** What each limit is, for --help (the README's backend section says more). */
+const limitHelp: Record<keyof Limits, string> = {
+  messageMaxLength: 'longest message, in characters',
+  bodyMaxBytes: 'largest request body, in bytes',
+  messagesPerUserPerMinute: 'messages one user may send a minute',
+  messagesPerIpPerMinute: 'messages one IP address may send a minute',
+  sessionsPerIpPerMinute: 'sessions one IP address may start a minute',
+  sessionsPerVisitorPerMinute: 'sessions one visitor may start a minute',
+  conversationsPerUserPerMinute: 'conversations one user may start a minute',
+  conversationReadsPerUserPerMinute: 'reads of a conversation one user may make a minute',
+  feedbackPerUserPerMinute: 'feedback one user may give a minute',
+  concurrentStreamsPerUser: 'replies one user may have in progress at once',
+  replayWindowSeconds: 'how long a reply is kept for re-attaching after its last event',
+  eventsPerRun: "most events one reply's log holds (at least 100)",
+  bytesPerRun: 'most bytes of text one reply keeps; a longer one ends there',
+  runsPerConversation: 'replies each conversation keeps in the replay window',
+};
+
+const timeoutHelp: Record<keyof Timeouts, string> = {
+  connectMs: "until the service's response headers",
+  firstByteMs: "from a stream's headers to its first bytes",
+  idleMs: 'the longest pause within a stream',
+  totalMs: 'a whole call to the service, body included',
+};
+
+/** A flag of a whole number, and on the next line what it is and its default. */
+const helpLine = (flag: string, what: string, fallback: number) =>
+  `  --${flag} <n>\n                             ${what} (default ${fallback})`;
+
+const limitsHelp = [
+  'Limits and timeouts (whole numbers; see the README for what each means):',
+  ...Object.entries(limitFlags).map(([name, flag]) =>
+    helpLine(flag, limitHelp[name as keyof Limits], defaultLimits[name as keyof Limits]),
+  ),
+  ...Object.entries(timeoutFlags).map(([name, flag]) =>
+    helpLine(flag, timeoutHelp[name as keyof Timeouts], defaultTimeouts[name as keyof Timeouts]),
+  ),
+  helpLine('ping-interval-ms', '": ping" comments on idle reply streams', 15_000),
+].join('\n');
 
 const help = `Usage: persona-chat-server [options]
 
@@ -31,6 +74,9 @@ Options:
   --token-ttl <seconds>      token lifetime (default 600)
   --allowed-origin <origin>  an origin whose pages may use the chat (repeatable, required)
   --base-path <path>         where the routes are mounted (default /)
+  --cookie-same-site <mode>  the visitor cookie's SameSite: lax (default), strict, or none
+                             for a backend on another site than the pages (then also
+                             Secure and Partitioned)
   --trust-proxy <n>          proxies in front to trust for X-Forwarded-For: a number,
                              true (1) or false (default false)
   --redis-url <url>          share limits and replies with other instances through this
@@ -41,10 +87,13 @@ Options:
                              before they are handed to another instance (default 25); on
                              SIGTERM it keeps listening for at least 5 s of it, refusing
                              new replies, while the load balancer sees /readyz say draining
-  --port <n>                 port (default $PORT, else 3000; 0 picks a free one)
-  --host <address>           address to listen on (default $HOST, else 127.0.0.1; 0.0.0.0
-                             for every interface, e.g. in a container)
+  --port <n>                 port (default $PERSONA_CHAT_PORT, else $PORT, else 3000; 0
+                             picks a free one)
+  --host <address>           address to listen on (default 127.0.0.1; 0.0.0.0 for every
+                             interface, e.g. in a container)
   -h, --help                 show this help
+
+${limitsHelp}
 
 On start it prints "listening on http://HOST:PORT". A configuration error stops it with
 exit code 2 and a message naming the setting. GET <base-path>/healthz answers while the
@@ -64,23 +113,30 @@ const flags = {
   'token-ttl': { type: 'string' },
   'allowed-origin': { type: 'string', multiple: true },
   'base-path': { type: 'string' },
+  'cookie-same-site': { type: 'string' },
   'trust-proxy': { type: 'string' },
   'redis-url': { type: 'string' },
   'drain-seconds': { type: 'string' },
   'lease-seconds': { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  ...Object.fromEntries(
+    [...Object.values(limitFlags), ...Object.values(timeoutFlags), 'ping-interval-ms'].map(flag => [
+      flag,
+      { type: 'string' } as const,
+    ]),
+  ),
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-type Flag = Exclude<keyof typeof flags, 'help'>;
+type Flag = string;
 
 function fail(message: string): never {
   return failWith('persona-chat-server', message);
 }
 
 async function main() {
-  let values: Partial<Record<Flag, string | string[]>> & { help?: boolean };
+  let values: Record<Flag, string | string[] | boolean | undefined>;
   try {
     ({ values } = parseArgs({ options: flags, strict: true }));
   } catch (error) {
@@ -90,7 +146,7 @@ async function main() {
     process.stdout.write(`${help}\n`);
     return;
   }
-  const env = (flag: Flag) => process.env[`PERSONA_CHAT_${flag.toUpperCase().replace(/-/g, '_')}`] || undefined;
+  const env = (flag: Flag) => process.env[envOfFlag(flag)] || undefined;
   const one = (flag: Flag) => (values[flag] as string | undefined) ?? env(flag);
   const many = (flag: Flag) =>
     (values[flag] as string[] | undefined) ??
@@ -126,9 +182,24 @@ async function main() {
     tokenTtlSeconds: number('token-ttl'),
     allowedOrigins: many('allowed-origin') ?? [],
     basePath: one('base-path'),
+    cookie: { sameSite: one('cookie-same-site') as 'lax' | undefined },
+    limits: Object.fromEntries(
+      Object.entries(limitFlags).flatMap(([name, flag]) => {
+        const value = number(flag);
+        return value === undefined ? [] : [[name, value]];
+      }),
+    ),
+    timeouts: Object.fromEntries(
+      Object.entries(timeoutFlags).flatMap(([name, flag]) => {
+        const value = number(flag);
+        return value === undefined ? [] : [[name, value]];
+      }),
+    ),
+    pingIntervalMs: number('ping-interval-ms'),
     trustProxy,
     leaseSeconds: number('lease-seconds'),
   };
+  // PORT is what hosting platforms set; PERSONA_CHAT_PORT (or --port) wins over it.
   const port = number('port', process.env.PORT) ?? 3000;
   if (port > 65535) fail('--port must be a port number from 0 to 65535');
   const drainMs = (number('drain-seconds') ?? 25) * 1000;
@@ -143,12 +214,13 @@ async function main() {
   let backend;
   try {
     backend = createBackend(config);
+    backend.check();
   } catch (error) {
     fail((error as Error).message.replace(/^persona-chat backend: /, ''));
   }
   let running;
   try {
-    running = await serveBackend(backend, { port, host: one('host') ?? (process.env.HOST || undefined) });
+    running = await serveBackend(backend, { port, host: one('host') });
   } catch (error) {
     fail(`could not start: ${(error as Error).message}`);
   }

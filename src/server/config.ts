@@ -1,10 +1,12 @@
 /**
  * @module
- * The backend's configuration, checked once at construction: a bad setting throws an Error that names it (and the
- * command-line flag and environment variable that set it), so a misconfigured server never starts.
+ * The backend's configuration, checked once, on the backend's first request or its `check()`: a bad setting throws
+ * an Error that names it (and the command-line flag and environment variable that set it), so a misconfigured CLI
+ * server never starts and a misconfigured handler answers nothing but a 500.
  */
 import type { Timeouts } from '../service/client.js';
 import type { StoredFeedback } from './annotations.js';
+import { originPolicy } from './origins.js';
 import type { BackendStore } from './store.js';
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -107,7 +109,11 @@ export interface BackendConfig {
   tokenSecret: string;
   /** Token lifetime in seconds, 120 to 86,400. Default 600. */
   tokenTtlSeconds?: number;
-  /** The exact origins (scheme://host[:port]) whose pages may use this backend. */
+  /**
+   * The origins (scheme://host[:port]) whose pages may use this backend, exact, or patterns of subdomains:
+   * `https://*.example.com` allows `https://a.example.com` and `https://a.b.example.com` (never `example.com` itself,
+   * another scheme or another port). No other wildcard is taken.
+   */
   allowedOrigins: string[];
   /** Where the routes are mounted. Default `/`. */
   basePath?: string;
@@ -124,8 +130,13 @@ export interface BackendConfig {
    * `trustProxy`. Without an address, only the per-user limits apply.
    */
   clientIp?: (request: Request) => string | null | undefined;
-  /** The anonymous-visitor cookie. `secure: 'auto'` (default) sets Secure when the request came over HTTPS. */
-  cookie?: { name?: string; secure?: boolean | 'auto'; maxAgeSeconds?: number };
+  /**
+   * The anonymous-visitor cookie. `secure: 'auto'` (default) sets Secure when the request came over HTTPS.
+   * `sameSite` is `lax` (default) while the backend is on the same site as the pages (`www.example.com` and
+   * `chat.example.com` are one site); a backend on another site needs `none`, which also sets `Secure` and
+   * `Partitioned` (browsers that block third-party cookies keep a partitioned one, for that page's site only).
+   */
+  cookie?: { name?: string; secure?: boolean | 'auto'; maxAgeSeconds?: number; sameSite?: 'lax' | 'strict' | 'none' };
   limits?: Partial<Limits>;
   /** Timeouts for the service: connect, first byte, idle between chunks, total. */
   timeouts?: Partial<Timeouts>;
@@ -165,8 +176,33 @@ export interface FeedbackEvent {
   feedback: StoredFeedback;
 }
 
+/** `messageMaxLength` → `message-max-length`. */
+const kebabCase = (name: string) => name.replace(/[A-Z]/g, letter => `-${letter.toLowerCase()}`);
+
+/** The environment variable of a command-line flag: `--api-key` → `PERSONA_CHAT_API_KEY`. */
+export const envOfFlag = (flag: string) => `PERSONA_CHAT_${flag.toUpperCase().replace(/-/g, '_')}`;
+
+/** The command-line flag of each limit: its name in kebab case (`--message-max-length`). */
+export const limitFlags = Object.fromEntries(Object.keys(defaultLimits).map(name => [name, kebabCase(name)])) as Record<
+  keyof Limits,
+  string
+>;
+
+/** The command-line flag of each timeout to the service: `--connect-timeout-ms` for `timeouts.connectMs`. */
+export const timeoutFlags: Record<keyof Timeouts, string> = {
+  connectMs: 'connect-timeout-ms',
+  firstByteMs: 'first-byte-timeout-ms',
+  idleMs: 'idle-timeout-ms',
+  totalMs: 'total-timeout-ms',
+};
+
+const flagAndEnv = (flag: string) => `--${flag} / ${envOfFlag(flag)}`;
+
 /** The command-line flag and environment variable behind each setting, for error messages. */
-const sources: Partial<Record<keyof BackendConfig, string>> = {
+const sources: Partial<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(limitFlags).map(([name, flag]) => [`limits.${name}`, flagAndEnv(flag)])),
+  ...Object.fromEntries(Object.entries(timeoutFlags).map(([name, flag]) => [`timeouts.${name}`, flagAndEnv(flag)])),
+  pingIntervalMs: flagAndEnv('ping-interval-ms'),
   serviceUrl: '--service-url / PERSONA_CHAT_SERVICE_URL',
   http2ServiceUrl: '--http2-service-url / PERSONA_CHAT_HTTP2_SERVICE_URL',
   apiKey: '--api-key / PERSONA_CHAT_API_KEY',
@@ -182,6 +218,7 @@ const sources: Partial<Record<keyof BackendConfig, string>> = {
   basePath: '--base-path / PERSONA_CHAT_BASE_PATH',
   trustProxy: '--trust-proxy / PERSONA_CHAT_TRUST_PROXY',
   leaseSeconds: '--lease-seconds / PERSONA_CHAT_LEASE_SECONDS',
+  'cookie.sameSite': '--cookie-same-site / PERSONA_CHAT_COOKIE_SAME_SITE',
 };
 
 export class ConfigError extends Error {
@@ -190,7 +227,7 @@ export class ConfigError extends Error {
     readonly setting: string,
     problem: string,
   ) {
-    const source = sources[setting as keyof BackendConfig];
+    const source = sources[setting];
     super(`persona-chat backend: "${setting}"${source ? ` (${source})` : ''} ${problem}`);
   }
 }
@@ -227,13 +264,26 @@ export interface ResolvedConfig {
   general: { system: string; model: string } | null;
   tokenSecret: Uint8Array;
   tokenTtlSeconds: number;
-  allowedOrigins: ReadonlySet<string>;
+  /** Whether an Origin header names a page allowed to use the backend. */
+  allowsOrigin: (origin: string) => boolean;
   basePath: string;
   trustedHops: number;
-  cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number };
+  cookie: { name: string; secure: boolean | 'auto'; maxAgeSeconds: number; sameSite: 'lax' | 'strict' | 'none' };
   limits: Limits;
   pingIntervalMs: number;
   leaseMs: number;
+}
+
+/** The base path, checked: `/` by default, without a trailing slash. */
+export function resolveBasePath(value: string | undefined): string {
+  if (value !== undefined && typeof value !== 'string') {
+    throw new ConfigError('basePath', 'must be a path like /persona-chat');
+  }
+  const basePath = (value ?? '/').replace(/\/+$/, '') || '/';
+  if (!basePath.startsWith('/') || /\/\.\.?(\/|$)|[?#\s]/.test(basePath)) {
+    throw new ConfigError('basePath', `must be a path like /persona-chat, not "${value}"`);
+  }
+  return basePath;
 }
 
 /** Checks every setting and fills in the defaults. */
@@ -264,25 +314,9 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   // and one under 60 s none at all, so that every request is a token exchange until the exchanges meet 429s.
   const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400, 120);
 
-  const origins = config.allowedOrigins ?? [];
-  if (!Array.isArray(origins) || origins.length === 0)
-    throw new ConfigError('allowedOrigins', 'needs at least one origin');
-  for (const origin of origins) {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(origin);
-    } catch {
-      parsed = undefined;
-    }
-    if (!parsed || parsed.origin !== origin || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-      throw new ConfigError('allowedOrigins', `must hold exact origins like https://www.example.com, not "${origin}"`);
-    }
-  }
+  const allowsOrigin = originPolicy(config.allowedOrigins ?? []);
 
-  const basePath = (config.basePath ?? '/').replace(/\/+$/, '') || '/';
-  if (!basePath.startsWith('/') || /\/\.\.?(\/|$)|[?#\s]/.test(basePath)) {
-    throw new ConfigError('basePath', `must be a path like /persona-chat, not "${config.basePath}"`);
-  }
+  const basePath = resolveBasePath(config.basePath);
   const trust = config.trustProxy ?? false;
   const trustedHops = trust === true ? 1 : trust === false ? 0 : trust;
   if (!Number.isInteger(trustedHops) || trustedHops < 0 || trustedHops > 10) {
@@ -294,7 +328,16 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   if (limits.eventsPerRun < 100) throw new ConfigError('limits.eventsPerRun', 'must be at least 100');
   const cookieName = config.cookie?.name ?? 'persona_chat_visitor';
   if (!/^[A-Za-z0-9_-]+$/.test(cookieName)) throw new ConfigError('cookie.name', 'must be a cookie name');
+  const sameSite = config.cookie?.sameSite ?? 'lax';
+  if (!['lax', 'strict', 'none'].includes(sameSite))
+    throw new ConfigError('cookie.sameSite', 'must be lax, strict or none');
+  if (sameSite === 'none' && config.cookie?.secure === false) {
+    throw new ConfigError('cookie.secure', 'cannot be false with sameSite none: browsers drop such a cookie');
+  }
   const pingIntervalMs = positiveInteger('pingIntervalMs', config.pingIntervalMs ?? 15_000);
+  for (const [name, value] of Object.entries(config.timeouts ?? {})) {
+    if (value !== undefined) positiveInteger(`timeouts.${name}`, value);
+  }
   const leaseSeconds = config.leaseSeconds ?? 15;
   if (!Number.isInteger(leaseSeconds) || leaseSeconds < 3 || leaseSeconds > 300) {
     throw new ConfigError('leaseSeconds', 'must be a whole number of seconds from 3 to 300');
@@ -311,13 +354,14 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
     general,
     tokenSecret,
     tokenTtlSeconds,
-    allowedOrigins: new Set(origins),
+    allowsOrigin,
     basePath,
     trustedHops,
     cookie: {
       name: cookieName,
       secure: config.cookie?.secure ?? 'auto',
       maxAgeSeconds: positiveInteger('cookie.maxAgeSeconds', config.cookie?.maxAgeSeconds ?? 30 * 86_400),
+      sameSite,
     },
     limits,
     pingIntervalMs,

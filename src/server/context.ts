@@ -40,6 +40,8 @@ export interface Parts {
   secrets: string[];
   /** Reports a failure no request is there to hear (on stderr, without secrets). */
   report(what: string, error: unknown): void;
+  /** Whether an Origin header names an allowed page; a refused origin is told on stderr, once. */
+  allowsOrigin(origin: string | undefined): boolean;
 }
 
 /**

@@ -9,6 +9,8 @@ import type { Ctx } from './context.js';
 import { HttpError } from './errors.js';
 import { deriveSecret, newVisitorId } from './tokens.js';
 
+const sameSiteAttribute = { lax: 'Lax', strict: 'Strict', none: 'None' } as const;
+
 export function visitors(config: BackendConfig, settings: ResolvedConfig) {
   const cookieSecret = deriveSecret(settings.tokenSecret, 'visitor-cookie');
 
@@ -28,12 +30,17 @@ export function visitors(config: BackendConfig, settings: ResolvedConfig) {
     const current = await getSignedCookie(c, secret, settings.cookie.name);
     if (typeof current === 'string' && /^[A-Za-z0-9_-]{22}$/.test(current)) return `anon_${current}`;
     const id = newVisitorId();
-    const secure = settings.cookie.secure === 'auto' ? requestIsHttps(c) : settings.cookie.secure;
+    const { sameSite } = settings.cookie;
+    // A cross-site cookie must be Secure, and Partitioned where third-party cookies are blocked (browsers take a
+    // Secure cookie from http://localhost too).
+    const crossSite = sameSite === 'none';
+    const secure = crossSite || (settings.cookie.secure === 'auto' ? requestIsHttps(c) : settings.cookie.secure);
     await setSignedCookie(c, settings.cookie.name, id, secret, {
       path: settings.basePath,
       httpOnly: true,
-      sameSite: 'Lax',
+      sameSite: sameSiteAttribute[sameSite],
       secure,
+      partitioned: crossSite,
       maxAge: settings.cookie.maxAgeSeconds,
     });
     return `anon_${id}`;

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * const service = new ServiceClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: process.env.SERVICE_API_KEY! });
+ * const service = new ServiceClient({ baseUrl: 'http://127.0.0.1:4010', apiKey: process.env.PERSONA_CHAT_API_KEY! });
  * const conversation = await service.createPersonaConversation({ personaId, externalUserId: 'user-1' });
  * for await (const chunk of service.streamSse(conversation.conversationId, 'Hello')) {
  *   if (chunk.type === 'delta') process.stdout.write(chunk.text);

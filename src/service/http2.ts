@@ -4,8 +4,15 @@
  * knowledge (h2c), `https://` URLs negotiate h2 over TLS. One session per origin is kept and reused; it holds the
  * process open only while a request is in flight.
  */
-import http2 from 'node:http2';
+import type * as Http2 from 'node:http2';
 import type { ClientSessionOptions, SecureClientSessionOptions } from 'node:http2';
+
+/**
+ * node:http2, imported on the first request rather than by this module: a bundle for a runtime without it (Workers,
+ * Deno or Bun without Node compatibility) then holds only a dynamic import that never runs.
+ */
+let nodeHttp2: Promise<typeof Http2> | undefined;
+const loadHttp2 = () => (nodeHttp2 ??= import('node:http2'));
 
 export type Http2Fetch = ((input: string | URL | Request, init?: RequestInit) => Promise<Response>) & {
   /** Closes every open session. */
@@ -15,7 +22,7 @@ export type Http2Fetch = ((input: string | URL | Request, init?: RequestInit) =>
 };
 
 interface Entry {
-  session: http2.ClientHttp2Session;
+  session: Http2.ClientHttp2Session;
   active: number;
 }
 
@@ -25,7 +32,7 @@ const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'trans
 export function createHttp2Fetch(connectOptions: ClientSessionOptions | SecureClientSessionOptions = {}): Http2Fetch {
   const sessions = new Map<string, Entry>();
 
-  const sessionFor = (origin: string): Entry => {
+  const sessionFor = (http2: typeof Http2, origin: string): Entry => {
     const existing = sessions.get(origin);
     if (existing && !existing.session.closed && !existing.session.destroyed) return existing;
     const session = http2.connect(origin, connectOptions);
@@ -45,8 +52,10 @@ export function createHttp2Fetch(connectOptions: ClientSessionOptions | SecureCl
     const request = new Request(input, init);
     request.signal.throwIfAborted();
     const url = new URL(request.url);
-    const entry = sessionFor(url.origin);
-    const headers: http2.OutgoingHttpHeaders = {
+    const http2 = await loadHttp2();
+    request.signal.throwIfAborted();
+    const entry = sessionFor(http2, url.origin);
+    const headers: Http2.OutgoingHttpHeaders = {
       ':method': request.method,
       ':path': url.pathname + url.search,
       ':scheme': url.protocol.replace(':', ''),

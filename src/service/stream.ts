@@ -34,6 +34,8 @@ export class ChunkNormalizer {
   #citations = '';
   #ended = false;
   readonly #done: DoneChunk = { type: 'done' };
+  /** The reply's moderation results (a choice's, or the chunk's own), and the prompt's, kept apart until the end. */
+  #moderation: { reply?: ModerationResult; prompt?: ModerationResult } = {};
 
   /** `jsonOnly`: every event is JSON (or `[DONE]`); anything else is a bad_response, never reply text. */
   constructor(options: { jsonOnly?: boolean } = {}) {
@@ -88,7 +90,9 @@ export class ChunkNormalizer {
   /** The terminal chunk, with whatever metadata the stream carried. */
   finish(): DoneChunk {
     this.#ended = true;
-    return { ...this.#done };
+    // As in a complete response: the reply's results, or else the prompt's.
+    const moderation = this.#moderation.reply ?? this.#moderation.prompt;
+    return moderation ? { ...this.#done, moderation } : { ...this.#done };
   }
 
   #delta(text: string, out: StreamChunk[]) {
@@ -110,8 +114,7 @@ export class ChunkNormalizer {
       else if (whole !== undefined) this.#whole(whole, out);
       const finish = str(choice.finish_reason) ?? str(choice.finishReason);
       if (finish) this.#done.finishReason = finish;
-      if (isObject(choice.moderation_results))
-        this.#done.moderation = choice.moderation_results as unknown as ModerationResult;
+      if (isObject(choice.moderation_results)) this.#moderation.reply = moderationOf(choice.moderation_results);
     } else {
       const text = str(obj.content) ?? str(obj.text) ?? str(obj.delta);
       if (text !== undefined) this.#delta(text, out);
@@ -123,9 +126,8 @@ export class ChunkNormalizer {
     const runId = str(obj.runId) ?? str(obj.run_id) ?? str(obj.conversationRunId);
     if (runId) this.#done.runId = runId;
     if (isObject(obj.usage)) this.#done.usage = normalizeUsage(obj.usage);
-    if (!this.#done.moderation && isObject(obj.prompt_moderations)) {
-      this.#done.moderation = obj.prompt_moderations as unknown as ModerationResult;
-    }
+    if (isObject(obj.moderation_results)) this.#moderation.reply ??= moderationOf(obj.moderation_results);
+    if (isObject(obj.prompt_moderations)) this.#moderation.prompt = moderationOf(obj.prompt_moderations);
     if (Array.isArray(obj.citations) && obj.citations.length > 0) {
       const citations = normalizeCitations(obj.citations);
       const key = JSON.stringify(citations);
@@ -142,6 +144,8 @@ export class ChunkNormalizer {
     else this.#delta(content, out);
   }
 }
+
+const moderationOf = (value: Json) => value as unknown as ModerationResult;
 
 function normalizeUsage(usage: Json): Usage {
   const num = (...values: unknown[]) => Number(values.find(v => typeof v === 'number') ?? 0);

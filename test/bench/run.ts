@@ -8,7 +8,8 @@
 //   text rendered at once (a restored reply, compared with the streamed DOM); the DOM's depth.
 // - size: the gzip size of the script-tag file and where its bytes come from.
 // - backend: the time a message takes to its first delta and its end through the backend (on the memory store and on
-//   Redis) and through a bare proxy, and the CPU per message (see backend.ts).
+//   Redis) and through a bare proxy, and the CPU per message (see backend.ts); and the size of the README's Worker
+//   example, bundled (see worker.ts).
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,7 @@ import { chromiumFlags, findChromium } from '../support/chromium.mjs';
 import { backendBench } from './backend.js';
 import { elementBench } from './element.js';
 import { hostileInputs } from './hostile.js';
+import { workerBundleRows } from './worker.js';
 import type { HostileResult } from './markdown-page.js';
 
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
@@ -163,7 +165,7 @@ const report = [
   '',
   `## Backend: ${process.env.BENCH_MESSAGES ?? 300} messages, 8 at a time, emulator at pace 0, limits off`,
   '',
-  table(await backendBench()),
+  table([...(await backendBench()), ...(await workerBundleRows())]),
   '',
 ].join('\n');
 await mkdir('test-results', { recursive: true });

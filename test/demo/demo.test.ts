@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Starts the demo server with PORT set and returns the lines it printed up to its address. */
+/** Starts the demo server with PERSONA_CHAT_PORT set and returns the lines it printed up to its address. */
 async function startDemo(port: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'demo/server.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: port },
+    env: { ...process.env, PERSONA_CHAT_PORT: port },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { SignJWT, base64url } from 'jose';
 import type { ConversationDetail, ConversationList, ConversationSummary, ErrorEnvelope } from '../../src/protocol.js';
+import { createBackend } from '../../src/server/app.js';
+import type { BackendConfig, LogLine } from '../../src/server/config.js';
 import { ada, apiKey, juniper } from '../support/service.js';
-import { expectError, setup, siteOrigin, tokenSecret, transcript } from '../support/backend.js';
+import { base, expectError, setup, siteOrigin, tokenSecret, transcript } from '../support/backend.js';
 
 const secret = new TextEncoder().encode(tokenSecret);
 
@@ -52,6 +54,44 @@ describe('backend', () => {
       assert.match(claims.sub, /^anon_[\w-]{22}$/);
       assert.equal(claims.aud, 'persona-chat');
       assert.equal(claims.exp - claims.iat, 600);
+    });
+
+    it('sets the cookie SameSite=Lax by default, Strict or None when asked; None is also Secure and Partitioned', async () => {
+      const cookieOf = async (cookie: BackendConfig['cookie'], url = `http://chat.example.com${base}/session`) => {
+        const { backend } = setup({ backend: { cookie } });
+        const res = await backend.fetch(
+          new Request(url, {
+            method: 'POST',
+            headers: { origin: siteOrigin, 'x-persona-chat': '1', 'content-type': 'application/json' },
+            body: '{}',
+          }),
+        );
+        assert.equal(res.status, 200);
+        return res.headers.get('set-cookie')!.replace(/^persona_chat_visitor=[^;]+; /, '');
+      };
+      // Over plain HTTP (a backend on http://localhost, say), Secure only where the browser needs it.
+      assert.equal(await cookieOf(undefined), 'Max-Age=2592000; Path=/persona-chat; HttpOnly; SameSite=Lax');
+      assert.equal(
+        await cookieOf({ sameSite: 'strict' }),
+        'Max-Age=2592000; Path=/persona-chat; HttpOnly; SameSite=Strict',
+      );
+      assert.equal(
+        await cookieOf({ sameSite: 'none' }),
+        'Max-Age=2592000; Path=/persona-chat; HttpOnly; Secure; SameSite=None; Partitioned',
+      );
+      assert.equal(
+        await cookieOf({ sameSite: 'none' }, `https://chat.example.com${base}/session`),
+        'Max-Age=2592000; Path=/persona-chat; HttpOnly; Secure; SameSite=None; Partitioned',
+      );
+      assert.throws(() => setup({ backend: { cookie: { sameSite: 'None' as 'none' } } }).backend.check(), {
+        name: 'ConfigError',
+        message:
+          /"cookie.sameSite" \(--cookie-same-site \/ PERSONA_CHAT_COOKIE_SAME_SITE\) must be lax, strict or none/,
+      });
+      assert.throws(() => setup({ backend: { cookie: { sameSite: 'none', secure: false } } }).backend.check(), {
+        name: 'ConfigError',
+        setting: 'cookie.secure',
+      });
     });
 
     it('keeps the visitor across sessions by the cookie, and gives a tampered cookie a fresh id', async () => {
@@ -157,9 +197,48 @@ describe('backend', () => {
   });
 
   describe('configuration', () => {
+    it('is read on the first request, not when the backend is made: a build imports it without secrets', async t => {
+      const stderr = t.mock.method(console, 'error', () => {});
+      const logs: LogLine[] = [];
+      // What a route handler's module makes at build time, when the environment holds no secrets.
+      const backend = createBackend({
+        serviceUrl: process.env.PERSONA_CHAT_TEST_UNSET!,
+        apiKey: process.env.PERSONA_CHAT_TEST_UNSET!,
+        tokenSecret: process.env.PERSONA_CHAT_TEST_UNSET!,
+        allowedOrigins: ['https://www.example.com'],
+        personaId: juniper.personaId,
+        basePath: '/persona-chat',
+        log: line => logs.push(line),
+      });
+      assert.equal(backend.basePath, '/persona-chat');
+      for (let i = 0; i < 2; i++) {
+        const { body } = await expectError(
+          backend.fetch(new Request('https://chat.example.com/persona-chat/healthz')),
+          500,
+          'internal_error',
+        );
+        assert.equal(body.error.retryable, false);
+        assert.doesNotMatch(body.error.message, /serviceUrl|PERSONA_CHAT/, 'the browser is not told the setting');
+      }
+      assert.equal(logs.length, 2, 'every refused request is logged');
+      assert.equal(logs[0]!.code, 'config_error');
+      assert.equal(logs[0]!.status, 500);
+      assert.match(logs[0]!.detail!, /"serviceUrl" \(--service-url \/ PERSONA_CHAT_SERVICE_URL\) is required/);
+      assert.equal(stderr.mock.callCount(), 1, 'stderr hears of the problem once');
+      assert.throws(() => backend.check(), { name: 'ConfigError', setting: 'serviceUrl' });
+      backend.close();
+      await backend.drain(0);
+    });
+
+    it('checks the configuration on check(), and then serves', async () => {
+      const { backend, session } = setup();
+      backend.check();
+      assert.ok((await session()).token, 'a checked backend serves');
+    });
+
     it('refuses a token lifetime under 120 s, naming the setting', () => {
       for (const tokenTtlSeconds of [1, 60, 119]) {
-        assert.throws(() => setup({ backend: { tokenTtlSeconds } }), {
+        assert.throws(() => setup({ backend: { tokenTtlSeconds } }).backend.check(), {
           name: 'ConfigError',
           setting: 'tokenTtlSeconds',
           message:

@@ -13,7 +13,9 @@ import { serve } from '@hono/node-server';
 import type { ServerType } from '@hono/node-server';
 import { createEmulator } from '../../src/emulator/app.js';
 import { createBackend } from '../../src/server/app.js';
+import { limitFlags, timeoutFlags } from '../../src/server/config.js';
 import type { LogLine } from '../../src/server/config.js';
+import type { ErrorEnvelope } from '../../src/protocol.js';
 import { serveBackend } from '../../src/server/node.js';
 import type { RunningBackend } from '../../src/server/node.js';
 import { parseEvents, textOfEvents, tokenSecret } from '../support/backend.js';
@@ -273,9 +275,9 @@ describe('mounting', () => {
     upstream = await emulatorOnSockets();
     upstream.emulator.faults.set({});
     Object.assign(process.env, {
-      SERVICE_URL: upstream.url,
+      PERSONA_CHAT_SERVICE_URL: upstream.url,
       PERSONA_CHAT_API_KEY: apiKey,
-      PERSONA_ID: juniper.personaId,
+      PERSONA_CHAT_PERSONA_ID: juniper.personaId,
       PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
       PORT: '0',
     });
@@ -321,14 +323,16 @@ describe('mounting', () => {
     const next = (await import('./examples/next-route.js')) as Record<string, (request: Request) => Promise<Response>>;
     const worker = (await import('./examples/worker.js')).default;
     const env = {
-      SERVICE_URL: upstream.url,
-      SERVICE_API_KEY: apiKey,
-      PERSONA_ID: juniper.personaId,
-      TOKEN_SECRET: tokenSecret,
+      PERSONA_CHAT_SERVICE_URL: upstream.url,
+      PERSONA_CHAT_API_KEY: apiKey,
+      PERSONA_CHAT_PERSONA_ID: juniper.personaId,
+      PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
     };
+    const pending: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (work: Promise<unknown>) => void pending.push(work) };
     const handlers = [
       (request: Request) => next[request.method]!(request),
-      (request: Request) => worker.fetch(request, env),
+      (request: Request) => worker.fetch(request, env, ctx),
     ];
     for (const handle of handlers) {
       const session = await handle(
@@ -373,9 +377,15 @@ describe('persona-chat-server CLI', () => {
     PERSONA_CHAT_ALLOWED_ORIGIN: `${site},https://shop.example.com`,
   };
 
-  it('starts from the environment (PORT and HOST too), serves the routes, and exits 0 on SIGTERM', async () => {
+  it('starts from the environment (the platform’s PORT too), serves the routes, and exits 0 on SIGTERM', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', cli, '--base-path', '/chat'], {
-      env: { PATH: process.env.PATH, ...good, PORT: '0', HOST: 'localhost', PERSONA_CHAT_DRAIN_SECONDS: '1' },
+      env: {
+        PATH: process.env.PATH,
+        ...good,
+        PORT: '0',
+        PERSONA_CHAT_HOST: 'localhost',
+        PERSONA_CHAT_DRAIN_SECONDS: '1',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
@@ -413,6 +423,12 @@ describe('persona-chat-server CLI', () => {
     ['no service URL', [], { PERSONA_CHAT_SERVICE_URL: '' }, /"serviceUrl" \(--service-url .*\) is required/],
     ['a malformed origin', ['--allowed-origin', 'https://www.example.com/'], {}, /"allowedOrigins" .* exact origins/],
     ['a null origin', ['--allowed-origin', 'null'], {}, /"allowedOrigins"/],
+    [
+      'a wildcard that is not a subdomain pattern',
+      ['--allowed-origin', 'https://*'],
+      {},
+      /"allowedOrigins" .* takes one wildcard form, a subdomain pattern like https:\/\/\*\.example\.com, not "https:\/\/\*"/,
+    ],
     ['no persona or model', [], { PERSONA_CHAT_PERSONA_ID: '' }, /"personaId" .* is required \(or system and model\)/],
     ['a bad delivery', ['--delivery', 'carrier-pigeon'], {}, /"delivery" .* must be sse, http2 or json/],
     [
@@ -424,6 +440,25 @@ describe('persona-chat-server CLI', () => {
     ['an unknown flag', ['--api-keys', 'x'], {}, /Unknown option '--api-keys'/],
     ['a Redis URL that is not one', ['--redis-url', 'http://cache:6379'], {}, /--redis-url must be a redis:\/\//],
     ['a lease too short', ['--lease-seconds', '1'], {}, /"leaseSeconds" .* from 3 to 300/],
+    [
+      'a limit of 0',
+      [],
+      { PERSONA_CHAT_MESSAGES_PER_USER_PER_MINUTE: '0' },
+      /"limits.messagesPerUserPerMinute" \(--messages-per-user-per-minute \/ PERSONA_CHAT_MESSAGES_PER_USER_PER_MINUTE\) must be a whole number/,
+    ],
+    ['a timeout that is not a number', ['--idle-timeout-ms', '30s'], {}, /--idle-timeout-ms must be a whole number/],
+    [
+      'a timeout of 0',
+      ['--connect-timeout-ms', '0'],
+      {},
+      /"timeouts.connectMs" \(--connect-timeout-ms \/ PERSONA_CHAT_CONNECT_TIMEOUT_MS\) must be a whole number/,
+    ],
+    [
+      'a SameSite that is not one',
+      [],
+      { PERSONA_CHAT_COOKIE_SAME_SITE: 'relaxed' },
+      /"cookie.sameSite" \(--cookie-same-site \/ PERSONA_CHAT_COOKIE_SAME_SITE\) must be lax, strict or none/,
+    ],
   ] as const) {
     it(`stops at start on ${name}, naming the setting`, () => {
       const result = run([...args, '--port', '0'], { ...good, ...env });
@@ -432,6 +467,54 @@ describe('persona-chat-server CLI', () => {
       assert.ok(!result.stderr.includes(apiKey));
     });
   }
+
+  it('sets limits by flag and by environment variable', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, '--message-max-length', '5'], {
+      env: {
+        PATH: process.env.PATH,
+        ...good,
+        PERSONA_CHAT_PORT: '0',
+        PERSONA_CHAT_SESSIONS_PER_VISITOR_PER_MINUTE: '1',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', code => reject(new Error(`exited with ${code}`)));
+      });
+      const url = line.split(' ')[2];
+      const session = (cookie?: string) =>
+        fetch(`${url}/session`, {
+          method: 'POST',
+          headers: {
+            origin: site,
+            'x-persona-chat': '1',
+            'content-type': 'application/json',
+            ...(cookie ? { cookie } : {}),
+          },
+          body: '{}',
+        });
+      const first = await session();
+      assert.equal(first.status, 200);
+      const { token } = (await first.json()) as { token: string };
+      const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+      assert.equal((await session(cookie)).status, 429, 'one session a minute for this visitor');
+      const sent = await fetch(`${url}/conversations/${crypto.randomUUID()}/messages`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': crypto.randomUUID(),
+        },
+        body: JSON.stringify({ message: 'longer than five' }),
+      });
+      assert.equal(sent.status, 400);
+      assert.match(((await sent.json()) as ErrorEnvelope).error.message, /at most 5 characters/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 
   it('documents every flag in --help', () => {
     const { stdout, status } = run(['--help']);
@@ -450,12 +533,16 @@ describe('persona-chat-server CLI', () => {
       'token-ttl',
       'allowed-origin',
       'base-path',
+      'cookie-same-site',
       'trust-proxy',
       'redis-url',
       'lease-seconds',
       'drain-seconds',
       'port',
       'host',
+      ...Object.values(limitFlags),
+      ...Object.values(timeoutFlags),
+      'ping-interval-ms',
     ]) {
       assert.match(stdout, new RegExp(`--${flag}\\b`));
     }

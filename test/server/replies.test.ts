@@ -531,7 +531,7 @@ describe('backend replies', () => {
             const response = await emulatorFetch.fetch(new Request(input, init));
             if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
             const text = (await response.text()).replace(
-              /"citations":\[.*?\](?=,"moderation)/,
+              /"citations":\[.*?\](?=,"prompt_moderations)/,
               `"citations":${JSON.stringify(garbage)}`,
             );
             return new Response(text, response);

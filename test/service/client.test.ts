@@ -84,6 +84,11 @@ describe('ServiceClient', () => {
           assert.equal(citations?.type === 'citations' && citations.citations[0]?.documentId, 'theming');
           const done = doneOf(chunks);
           assert.equal(done.finishReason, 'stop');
+          assert.deepEqual(
+            done.moderation?.categoryResults.map(r => `${r.category} ${r.filtered} ${r.severity}`),
+            ['hate false safe', 'self_harm false safe', 'sexual false safe', 'violence false safe'],
+            'the moderation results reach the done chunk',
+          );
           const stored = await client.getConversation(conversationId);
           assert.equal(stored.chatMessages?.[1]?.content, textOf(chunks));
           assert.equal(stored.chatMessages?.[1]?.messageId, done.messageId);
@@ -134,13 +139,17 @@ describe('ServiceClient', () => {
       externalUserId: 'u',
     });
     const texts: string[] = [];
+    const moderations: unknown[] = [];
     for (const delivery of ['json', 'sse', 'http2'] as const) {
       const chunks = await collect(client.reply(conversationId, 'What does membership cost?', delivery));
       assert.equal(doneOf(chunks).finishReason, 'stop');
       assert.ok(chunks.some(c => c.type === 'citations'));
       texts.push(textOf(chunks));
+      moderations.push(doneOf(chunks).moderation);
     }
     assert.equal(new Set(texts).size, 1, 'every delivery carries the same reply');
+    assert.ok(moderations[0], 'a complete response has moderation results');
+    assert.deepEqual(moderations.slice(1), [moderations[0], moderations[0]], 'and so does every stream');
   });
 
   it('lists the organization, one user and one persona, page by page', async () => {

@@ -21,6 +21,27 @@ function bodyOf(bytes: Uint8Array, size = bytes.length): ReadableStream<Uint8Arr
 }
 
 describe('readSseStream', () => {
+  it("keeps moderation results: a choice's, or the chunk's own, else the prompt's", async () => {
+    const result = (severity: string) => ({ categoryResults: [{ category: 'hate', filtered: false, severity }] });
+    const read = async (...events: unknown[]) => {
+      const text = events.map(e => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+      const last = (await collect(readSseStream(bodyOf(new TextEncoder().encode(text))))).at(-1);
+      return last?.type === 'done' ? last : undefined;
+    };
+    const delta = { choices: [{ delta: { content: 'Hi' } }] };
+    const inChoice = { choices: [{ delta: {}, finish_reason: 'stop', moderation_results: result('reply') }] };
+    assert.deepEqual(
+      (await read(delta, { ...inChoice, prompt_moderations: result('prompt') }))?.moderation,
+      result('reply'),
+    );
+    assert.deepEqual(
+      (await read(delta, { choices: [{ delta: {} }], moderation_results: result('beside') }))?.moderation,
+      result('beside'),
+    );
+    assert.deepEqual((await read({ prompt_moderations: result('prompt') }, delta))?.moderation, result('prompt'));
+    assert.equal((await read(delta))?.moderation, undefined);
+  });
+
   for (const size of [1, 7, 1 << 20]) {
     it(`reads OpenAI-style chunks and stops at [DONE] (pieces of ${size} bytes)`, async () => {
       const chunks = await collect(readSseStream(bodyOf(await fixture('openai-chunks.sse'), size)));

@@ -5,7 +5,7 @@
  * conversation checks first that it is the visitor's.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import type { ConversationDetail, ConversationList, MessageView, RunView } from '../../protocol.js';
 import { ServiceError } from '../../service/errors.js';
@@ -16,27 +16,36 @@ import { deletedStatus, detailOf, isConversationId, isDeleted, summaryOf } from 
 
 const cursorPattern = /^[A-Za-z0-9_.~+/=%-]{1,2048}$/;
 
+const metadataKeyRule = 'metadata keys are 1 to 64 letters, digits, _ . or -';
 const metadataSchema = z
   .record(
-    z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'metadata keys are 1 to 64 letters, digits, _ . or -'),
-    z.string().max(500),
+    z.string().check(z.regex(/^[A-Za-z0-9_.-]{1,64}$/, metadataKeyRule)),
+    z
+      .string({ error: 'metadata values must be strings' })
+      .check(z.maxLength(500, 'metadata values must be at most 500 characters')),
+    { error: issue => (issue.code === 'invalid_key' ? metadataKeyRule : 'metadata must be an object of strings') },
   )
-  .refine(m => Object.keys(m).length <= 20, 'metadata has at most 20 keys')
-  .refine(m => JSON.stringify(m).length <= 2048, 'metadata is at most 2 KB');
+  .check(
+    z.refine(m => Object.keys(m).length <= 20, 'metadata has at most 20 keys'),
+    z.refine(m => JSON.stringify(m).length <= 2048, 'metadata is at most 2 KB'),
+  );
 
-const createSchema = z.strictObject({ metadata: metadataSchema.optional() });
+const createSchema = z.strictObject({ metadata: z.optional(metadataSchema) });
 const patchSchema = z
   .strictObject({
-    name: z.string().max(100, 'name must be at most 100 characters').optional(),
-    status: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,32}$/, 'status is 1 to 32 letters, digits, _ or -')
-      .refine(status => status.toLowerCase() !== deletedStatus, `status "${deletedStatus}" is set by DELETE only`)
-      .optional(),
-    active: z.boolean({ error: 'active must be true or false' }).optional(),
-    metadata: metadataSchema.optional(),
+    name: z.optional(
+      z.string({ error: 'name must be a string' }).check(z.maxLength(100, 'name must be at most 100 characters')),
+    ),
+    status: z.optional(
+      z.string({ error: 'status must be a string' }).check(
+        z.regex(/^[A-Za-z0-9_-]{1,32}$/, 'status is 1 to 32 letters, digits, _ or -'),
+        z.refine(status => status.toLowerCase() !== deletedStatus, `status "${deletedStatus}" is set by DELETE only`),
+      ),
+    ),
+    active: z.optional(z.boolean({ error: 'active must be true or false' })),
+    metadata: z.optional(metadataSchema),
   })
-  .refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata');
+  .check(z.refine(body => Object.keys(body).length > 0, 'give at least one of name, status, active, metadata'));
 
 /** A page of the list is done once it holds this many items, or this many of the service's pages were read. */
 const listPages = { items: 10, service: 5 };

@@ -5,7 +5,7 @@
  * with the conversation, and the site hears of it through `onFeedback`.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import type { FeedbackResponse } from '../../protocol.js';
 import { feedbackView, withFeedback } from '../annotations.js';
@@ -20,21 +20,25 @@ const messageIdPattern = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 const feedbackSchema = z.strictObject({
   score: z.union([z.literal(1), z.literal(-1)], { error: 'score must be 1 or -1' }),
-  comment: z
-    .string({ error: 'comment must be a string' })
-    .max(1000, 'comment must be at most 1,000 characters')
-    .optional(),
-  tags: z
-    .array(
-      z
-        .string({ error: 'tags must be strings' })
-        .trim()
-        .min(1, 'a tag must not be empty')
-        .max(40, 'a tag must be at most 40 characters'),
-      { error: 'tags must be an array of strings' },
-    )
-    .max(10, 'give at most 10 tags')
-    .optional(),
+  comment: z.optional(
+    z
+      .string({ error: 'comment must be a string' })
+      .check(z.maxLength(1000, 'comment must be at most 1,000 characters')),
+  ),
+  tags: z.optional(
+    z
+      .array(
+        z
+          .string({ error: 'tags must be strings' })
+          .check(
+            z.trim(),
+            z.minLength(1, 'a tag must not be empty'),
+            z.maxLength(40, 'a tag must be at most 40 characters'),
+          ),
+        { error: 'tags must be an array of strings' },
+      )
+      .check(z.maxLength(10, 'give at most 10 tags')),
+  ),
 });
 
 const messageNotFound = () =>

@@ -5,7 +5,7 @@
  * `Last-Event-ID` it was left at, and `POST …/runs/:key/stop` stops it wherever it is produced.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
@@ -25,13 +25,13 @@ export function replyRoutes(parts: Parts) {
   const { settings, ownership, runs, updates, limiter, secrets } = parts;
   const app = new Hono<Env>();
   const messageSchema = z.strictObject({
-    message: z
-      .string({ error: 'message must be a string' })
-      .refine(m => m.trim().length > 0, 'message must not be empty')
-      .refine(
+    message: z.string({ error: 'message must be a string' }).check(
+      z.refine(m => m.trim().length > 0, 'message must not be empty'),
+      z.refine(
         m => m.length <= settings.limits.messageMaxLength,
         `message must be at most ${settings.limits.messageMaxLength} characters`,
       ),
+    ),
   });
 
   app.post('/conversations/:id/messages', async c => {

@@ -5,7 +5,7 @@
  * form cannot send, and JSON only.
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import { csrfHeader } from '../../protocol.js';
 import type { SessionResponse } from '../../protocol.js';
@@ -14,14 +14,14 @@ import { HttpError } from '../errors.js';
 import { deriveSecret, storageKey } from '../tokens.js';
 import { visitors } from '../visitor.js';
 
-const sessionSchema = z.strictObject({ personaId: z.string().optional() });
+const sessionSchema = z.strictObject({ personaId: z.optional(z.string({ error: 'personaId must be a string' })) });
 
 const tooManySessions = (retryAfter: number) =>
   new HttpError(429, 'too_many_sessions', 'Too many chat sessions were started from here. Try again shortly.', {
     retryAfter,
   });
 
-export function sessionRoutes({ config, settings, tokens, limiter }: Parts) {
+export function sessionRoutes({ config, settings, tokens, limiter, allowsOrigin }: Parts) {
   const app = new Hono<Env>();
   const userKeySecret = deriveSecret(settings.tokenSecret, 'user-key');
   const visitor = visitors(config, settings);
@@ -39,8 +39,7 @@ export function sessionRoutes({ config, settings, tokens, limiter }: Parts) {
   };
 
   app.post('/session', async c => {
-    const origin = c.req.header('origin');
-    if (!origin || !settings.allowedOrigins.has(origin)) {
+    if (!allowsOrigin(c.req.header('origin'))) {
       throw new HttpError(403, 'origin_not_allowed', 'This page is not allowed to use this chat.', {
         retryable: false,
       });

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bundleForWorkers, workerBudget } from '../support/worker-bundle.js';
+
+describe('a Workers bundle', () => {
+  for (const [name, entry] of [
+    ["the README's Worker example (the backend)", 'test/server/examples/worker.ts'],
+    ['persona-chat/service', 'src/service/index.ts'],
+  ] as const) {
+    it(`of ${name} imports no Node module at load; node:http2 only when HTTP/2 delivery runs`, async () => {
+      const bundle = await bundleForWorkers(entry);
+      assert.deepEqual(
+        bundle.nodeImports.filter(i => i.kind !== 'dynamic-import'),
+        [],
+        'no static import of a Node module',
+      );
+      assert.deepEqual(bundle.nodeImports, [{ path: 'node:http2', kind: 'dynamic-import' }]);
+    });
+  }
+
+  it(`of the README's Worker example stays within ${workerBudget.bytes / 1024} KiB minified, ${workerBudget.gzipBytes / 1024} KiB gzip`, async () => {
+    const { bytes, gzipBytes, byPackage } = await bundleForWorkers('test/server/examples/worker.ts');
+    const parts = Object.entries(byPackage)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, size]) => `${name} ${(size / 1024).toFixed(1)} KiB`)
+      .join(', ');
+    assert.ok(bytes <= workerBudget.bytes, `${bytes} bytes minified (${parts})`);
+    assert.ok(gzipBytes <= workerBudget.gzipBytes, `${gzipBytes} bytes gzip (${parts})`);
+  });
+});
