@@ -5,10 +5,11 @@
  * - Block quotes and lists nest at most `maxDepth` deep, and so do emphasis, strikethrough and links; markers nested
  *   deeper are text. Each level of nesting reads the lines it holds once, so lexing costs the text's length times at
  *   most `maxDepth`.
- * - Inline text is read once from left to right. A code span finds its closing backtick run from an index of the
- *   runs; emphasis pairs its delimiter runs on a stack, and a closer that found no opener of its kind never looks
- *   below that point again (CommonMark's algorithm); a link's destination and title, and an inline HTML tag, are
- *   read over a bounded number of characters.
+ * - Inline text is read once from left to right, and what a link holds once more when it closes (links nest at most
+ *   `maxDepth` deep too). A code span finds its closing backtick run from an index of the runs; emphasis pairs its
+ *   delimiter runs on a stack, and a closer that found no opener of its kind never looks below that point again
+ *   (CommonMark's algorithm); a link's destination and title are read over a bounded number of characters, an HTML
+ *   tag no further than the next `<` or `>`, and a bare URL no further than the next space or `<`.
  * Lines are split at `\n` alone: the renderer turns carriage returns into line feeds first.
  */
 
@@ -50,14 +51,12 @@ export interface Link {
   type: 'link';
   raw: string;
   href: string;
-  title: string | null;
   tokens: Inline[];
 }
 export interface Image {
   type: 'image';
   raw: string;
   href: string;
-  title: string | null;
   /** The alternative text as written. */
   text: string;
 }
@@ -127,18 +126,15 @@ export interface Hr {
   type: 'hr';
   raw: string;
 }
-/** A link reference definition, `[label]: destination "title"`. */
+/** A link reference definition, `[label]: destination "title"`: the links that use it have its destination. */
 export interface Def {
   type: 'def';
   raw: string;
-  tag: string;
-  href: string;
-  title: string | null;
 }
 export type Block = Space | Paragraph | Heading | Code | Blockquote | List | Table | Hr | Html | Def | Text;
 export type Token = Block | Inline;
 
-/** How many characters a link's destination and title, or an inline HTML tag, may take. */
+/** How many characters a link's destination and title may take. */
 const maxTarget = 2_048;
 
 const blank = /^[ \t]*$/;
@@ -152,7 +148,7 @@ const item = /^( {0,3})([-*+]|(\d{1,9})[.)])(?:([ \t]+)(.*))?$/;
 const task = /^\[([ xX])\][ \t]+(?=\S)/;
 export const delimiterRow = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
 const def =
-  /^ {0,3}\[((?:[^[\]\\]|\\.){1,999})\]:[ \t]*(?:<([^<>]*)>|(\S+))(?:[ \t]+(?:"([^"]*)"|'([^']*)'|\(([^()]*)\)))?[ \t]*$/;
+  /^ {0,3}\[((?:[^[\]\\]|\\.){1,999})\]:[ \t]*(?:<([^<>]*)>|(\S+))(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^()]*\)))?[ \t]*$/;
 /**
  * The start of an HTML block: the kind is the group that matched, and tells where it ends (see `blocks()`). A line
  * that is one tag alone starts a block too, but does not break a paragraph.
@@ -206,7 +202,8 @@ const alignOf = (cell: string): Align =>
 
 /** Lexes a whole text into block tokens with their inline tokens. */
 export function lex(src: string): Block[] {
-  const defs = new Map<string, { href: string; title: string | null }>();
+  /** The destinations of link reference definitions, by label; the renderer shows no titles. */
+  const defs = new Map<string, string>();
   /** The inline texts to lex once every definition is known, with where their tokens go. */
   const inlines: [string, Inline[]][] = [];
   const inlined = (text: string) => {
@@ -319,10 +316,8 @@ export function lex(src: string): Block[] {
         out.push({ type: 'table', raw: raw(start, i), align, header, rows });
       } else if ((m = def.exec(line))) {
         const tag = label(m[1]!);
-        const href = unescape(m[2] ?? m[3]!);
-        const title = m[4] ?? m[5] ?? m[6];
-        if (!defs.has(tag)) defs.set(tag, { href, title: title === undefined ? null : unescape(title) });
-        out.push({ type: 'def', raw: raw(start, ++i), tag, href, title: title ?? null });
+        if (!defs.has(tag)) defs.set(tag, unescape(m[2] ?? m[3]!));
+        out.push({ type: 'def', raw: raw(start, ++i) });
       } else {
         // A paragraph: lines up to a blank one, a block that breaks it, or a setext underline that makes it a heading.
         let depthOfHeading = 0;
@@ -456,6 +451,9 @@ interface Bracket {
 }
 type Item = Inline | Delimiter | Bracket;
 
+/** How deep each span and link nests. */
+const depths = new WeakMap<Inline, number>();
+
 const isSpace = (c: string | undefined) => !c || /\s/.test(c);
 const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
 const text = (raw: string, value = raw): Text => ({ type: 'text', raw, text: value });
@@ -463,17 +461,11 @@ const text = (raw: string, value = raw): Text => ({ type: 'text', raw, text: val
 const isLocal = (c: string | undefined) => Boolean(c && /[\w.+-]/.test(c));
 
 /** Lexes one block's inline text. */
-function inline(src: string, defs: Map<string, { href: string; title: string | null }>): Inline[] {
+function inline(src: string, defs: Map<string, string>): Inline[] {
   const items: Item[] = [];
   const brackets: Bracket[] = [];
-  /** How deep each span made so far nests. */
-  const depths = new WeakMap<object, number>();
-  /** Where the backtick runs of each length are, and how many of them are behind. */
-  const runs = new Map<number, number[]>();
-  for (const { 0: run, index } of src.matchAll(/`+/g)) {
-    if (!runs.has(run.length)) runs.set(run.length, []);
-    runs.get(run.length)!.push(index);
-  }
+  /** Where the backtick runs of each length are, and how many of them are behind: indexed at the first one. */
+  let runs: Map<number, number[]> | undefined;
   const passed = new Map<number, number>();
   const mail = src.includes('@');
   let comment = 0;
@@ -498,6 +490,13 @@ function inline(src: string, defs: Map<string, { href: string; title: string | n
       let end = i;
       while (src[end] === '`') end++;
       const length = end - i;
+      if (!runs) {
+        runs = new Map();
+        for (const { 0: run, index } of src.matchAll(/`+/g)) {
+          if (!runs.has(run.length)) runs.set(run.length, []);
+          runs.get(run.length)!.push(index);
+        }
+      }
       const positions = runs.get(length)!;
       let k = passed.get(length) ?? 0;
       while (k < positions.length && positions[k]! <= i) k++;
@@ -517,21 +516,12 @@ function inline(src: string, defs: Map<string, { href: string; title: string | n
       const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
       const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
       const length = end - i;
-      if (c === '~' && length > 2) {
-        i = end;
-        continue;
-      }
-      add(
-        {
-          char: c,
-          at: i,
-          left: length,
-          length,
-          opens: c === '_' ? left && (!right || isPunctuation(before)) : left,
-          closes: c === '_' ? right && (!left || isPunctuation(after)) : right,
-        },
-        end,
-      );
+      const opens = c === '_' ? left && (!right || isPunctuation(before)) : left;
+      const closes = c === '_' ? right && (!left || isPunctuation(after)) : right;
+      // A run that can neither open nor close, or of more than two tildes, stays in the text.
+      if ((opens || closes) && (c !== '~' || length < 3))
+        add({ char: c, at: i, left: length, length, opens, closes }, end);
+      else i = end;
     } else if (c === '[' || (c === '!' && src[i + 1] === '[')) {
       const bracket: Bracket = { bracket: c === '[' ? '[' : '![', at: i, index: 0, active: true };
       add(bracket, i + bracket.bracket.length);
@@ -545,14 +535,14 @@ function inline(src: string, defs: Map<string, { href: string; title: string | n
         continue;
       }
       if (i > from) items.push(text(src.slice(from, i)));
-      const [href, title, end] = target;
-      const { tokens, depth } = resolve(items.splice(opener.index).slice(1), src, depths);
+      const [href, end] = target;
+      const { tokens, depth } = resolve(items.splice(opener.index).slice(1), src);
       const raw = src.slice(opener.at, end);
       let token: Inline;
       if (opener.bracket === '![') {
-        token = { type: 'image', raw, href, title, text: src.slice(opener.at + 2, i) };
+        token = { type: 'image', raw, href, text: src.slice(opener.at + 2, i) };
       } else {
-        token = { type: 'link', raw, href, title, tokens };
+        token = { type: 'link', raw, href, tokens };
         for (const b of brackets) if (b.bracket === '[') b.active = false;
       }
       if (depth >= maxDepth) {
@@ -570,7 +560,7 @@ function inline(src: string, defs: Map<string, { href: string; title: string | n
       const h = m ? null : tag.exec(src);
       if (m) {
         const href = m[1]!.includes('@') && !m[1]!.includes(':') ? 'mailto:' + m[1] : m[1]!;
-        add({ type: 'link', raw: m[0], href, title: null, tokens: [text(m[1]!)] }, i + m[0].length);
+        add({ type: 'link', raw: m[0], href, tokens: [text(m[1]!)] }, i + m[0].length);
       } else if (h) add({ type: 'html', raw: h[0] }, i + h[0].length);
       else if (src.startsWith('<!--', i)) {
         // A comment ends at the first `-->` after it; where that is, is looked up once for all comments before it.
@@ -592,12 +582,12 @@ function inline(src: string, defs: Map<string, { href: string; title: string | n
       if (found) {
         const raw = src.slice(i, found);
         const href = address ? 'mailto:' + raw : c === 'w' ? 'http://' + raw : raw;
-        add({ type: 'link', raw, href, title: null, tokens: [text(raw)] }, found);
+        add({ type: 'link', raw, href, tokens: [text(raw)] }, found);
       } else i++;
     }
   }
   if (i > from) items.push(text(src.slice(from)));
-  return resolve(items, src, depths).tokens;
+  return resolve(items, src).tokens;
 }
 
 /**
@@ -608,8 +598,8 @@ function linkTarget(
   src: string,
   at: number,
   opener: Bracket,
-  defs: Map<string, { href: string; title: string | null }>,
-): [href: string, title: string | null, end: number] | undefined {
+  defs: Map<string, string>,
+): [href: string, end: number] | undefined {
   const limit = Math.min(src.length, at + maxTarget);
   const skip = (k: number) => {
     while (k < limit && /[ \t\n]/.test(src[k]!)) k++;
@@ -637,17 +627,15 @@ function linkTarget(
       href = src.slice(start, k);
     }
     const spaced = skip(k);
-    let title: string | null = null;
     const quote = src[spaced];
     if (spaced > k && (quote === '"' || quote === "'" || quote === '(')) {
       const closing = quote === '(' ? ')' : quote;
       let end = spaced + 1;
       for (; end < limit && src[end] !== closing; end++) if (src[end] === '\\') end++;
       if (end >= limit) return undefined;
-      title = unescape(src.slice(spaced + 1, end));
       k = skip(end + 1);
     } else k = spaced;
-    return src[k] === ')' ? [unescape(href), title, k + 1] : undefined;
+    return src[k] === ')' ? [unescape(href), k + 1] : undefined;
   }
   if (!defs.size) return undefined;
   if (at - opener.at > 1000) return undefined;
@@ -662,7 +650,7 @@ function linkTarget(
   }
   if (name.length > 999) return undefined;
   const found = defs.get(label(name));
-  return found && [found.href, found.title, end];
+  return found === undefined ? undefined : [found, end];
 }
 
 /** A URL's scheme, or `www.`, and its domain: letters, digits, `-` and `_`, in parts parted by dots. */
@@ -712,7 +700,7 @@ function literalAddress(src: string, at: number): number | undefined {
  * Pairs the emphasis and strikethrough delimiter runs of a sequence (CommonMark's process of emphasis, with its
  * bounds that keep it linear), and makes the rest text.
  */
-function resolve(items: Item[], src: string, depths: WeakMap<object, number>): { tokens: Inline[]; depth: number } {
+function resolve(items: Item[], src: string): { tokens: Inline[]; depth: number } {
   const out: Item[] = [];
   /** The indexes in `out` of the runs that can open, and the deepest item between each and the next. */
   const openers: number[] = [];
@@ -732,7 +720,7 @@ function resolve(items: Item[], src: string, depths: WeakMap<object, number>): {
 
   for (const item of items) {
     if (!('char' in item)) {
-      push(item, depths.get(item) ?? 0);
+      push(item, 'tokens' in item ? (depths.get(item) ?? 0) : 0);
       continue;
     }
     const closer = item;
@@ -800,17 +788,23 @@ function resolve(items: Item[], src: string, depths: WeakMap<object, number>): {
 /** The items as tokens: runs and brackets left over are text, and neighbouring texts are one. */
 function finish(items: Item[]): Inline[] {
   const tokens: Inline[] = [];
+  let raw: string[] = [];
+  let texts: string[] = [];
+  const end = () => {
+    if (raw.length) tokens.push(text(raw.join(''), texts.join('')));
+    raw = [];
+    texts = [];
+  };
   for (const item of items) {
-    let token: Inline;
-    if ('char' in item) {
-      const rest = item.char.repeat(item.left);
-      token = text(rest);
-    } else if ('bracket' in item) token = text(item.bracket);
-    else token = item;
-    const last = tokens.at(-1);
-    if (token.type === 'text' && last?.type === 'text' && !last.tokens) {
-      tokens[tokens.length - 1] = text(last.raw + token.raw, last.text + token.text);
-    } else tokens.push(token);
+    const token = 'char' in item ? text(item.char.repeat(item.left)) : 'bracket' in item ? text(item.bracket) : item;
+    if (token.type === 'text' && !token.tokens) {
+      raw.push(token.raw);
+      texts.push(token.text);
+    } else {
+      end();
+      tokens.push(token);
+    }
   }
+  end();
   return tokens;
 }
