@@ -143,7 +143,7 @@ const fenceEnd = /^ {0,3}(`+|~+)[ \t]*$/;
 const atx = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
 const hr = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const setext = /^ {0,3}(=+|-+)[ \t]*$/;
-const quote = /^ {0,3}> ?/;
+const quote = /^ {0,3}>[ \t]?/;
 const item = /^( {0,3})([-*+]|(\d{1,9})[.)])(?:([ \t]+)(.*))?$/;
 const task = /^\[([ xX])\][ \t]+(?=\S)/;
 export const delimiterRow = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
@@ -161,6 +161,12 @@ const tagLine = /^ {0,3}<\/?[a-z][\w-]*(?:\s[^<>]*)?>[ \t]*$/i;
 const autolink = /<([a-z][\w+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>/iy;
 const punctuation = /[\p{P}\p{S}]/u;
 const asciiPunctuation = /[!-/:-@[-`{-~]/;
+
+/** The opening line of fenced code, if `line` is one: the info string of a backtick fence has no backtick. */
+function opensFence(line: string) {
+  const m = fence.exec(line);
+  return m && !(m[2]![0] === '`' && m[3]!.includes('`')) ? m : null;
+}
 
 /** Columns of leading whitespace, a tab reaching the next multiple of four. */
 function indent(line: string): number {
@@ -214,17 +220,21 @@ export function lex(src: string): Block[] {
 
   /** Whether a line starts a block that ends a paragraph before it. */
   const breaks = (line: string, depth: number) => {
-    if (fence.test(line) || atx.test(line) || hr.test(line) || htmlStart.test(line)) return true;
+    if (opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line)) return true;
     if (depth >= maxDepth) return false;
     const m = item.exec(line);
     return quote.test(line) || Boolean(m?.[5]?.trim() && (!m[3] || m[3] === '1'));
   };
 
-  /** Whether lines `k` and `k + 1` start a table: a header row and a delimiter row of as many cells. */
+  /**
+   * Whether lines `k` and `k + 1` start a table: a header row and a delimiter row of as many cells (dashes alone
+   * underline a heading instead).
+   */
   const tableAt = (lines: string[], k: number) =>
     lines[k]!.includes('|') &&
     k + 1 < lines.length &&
     delimiterRow.test(lines[k + 1]!) &&
+    !setext.test(lines[k + 1]!) &&
     cells(lines[k]!).length === cells(lines[k + 1]!).length;
 
   function blocks(src: string, depth: number): Block[] {
@@ -249,7 +259,7 @@ export function lex(src: string): Block[] {
         i = end;
         const text = lines.slice(start, i).map(l => outdent(l, 4));
         out.push({ type: 'code', raw: raw(start, i), text: text.join('\n') });
-      } else if ((m = fence.exec(line)) && !(m[2]![0] === '`' && m[3]!.includes('`'))) {
+      } else if ((m = opensFence(line))) {
         const [, spaces, opener, info] = m as unknown as [string, string, string, string];
         const body: string[] = [];
         for (i++; i < n; i++) {
@@ -280,7 +290,7 @@ export function lex(src: string): Block[] {
           body.push(content);
           // Whether the next line may be lazy: this one is text of a paragraph, as far as one line tells.
           const inner = content.replace(/^(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*/, '');
-          const f = fence.exec(inner);
+          const f = opensFence(inner);
           if (fenced) {
             const end = fenceEnd.exec(inner);
             if (end && end[1]![0] === fenced[0] && end[1]!.length >= fenced.length) fenced = '';
@@ -289,7 +299,12 @@ export function lex(src: string): Block[] {
             fenced = f[2]!;
             paragraph = false;
           } else {
-            paragraph = !blank.test(inner) && indent(content) < 4 && !atx.test(inner) && !hr.test(inner);
+            paragraph =
+              !blank.test(inner) &&
+              indent(content) < 4 &&
+              !atx.test(inner) &&
+              !hr.test(inner) &&
+              !htmlStart.test(inner);
           }
         }
         out.push({ type: 'blockquote', raw: raw(start, i), tokens: blocks(body.join('\n'), depth + 1) });
@@ -497,7 +512,8 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
           runs.get(run.length)!.push(index);
         }
       }
-      const positions = runs.get(length)!;
+      // A run after an escaped backtick is part of a longer one in the index, and may have no length of its own there.
+      const positions = runs.get(length) ?? [];
       let k = passed.get(length) ?? 0;
       while (k < positions.length && positions[k]! <= i) k++;
       passed.set(length, k);
@@ -575,8 +591,11 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       i = spaces;
       add({ type: 'br', raw: src.slice(spaces, end) }, end);
     } else {
-      // GitHub's autolinks: a URL or `www.` after a space, a delimiter or a parenthesis; an e-mail address.
-      const url = (c === 'h' || c === 'w') && (isSpace(before) || '*_~('.includes(before!)) && literalUrl(src, i);
+      // GitHub's autolinks: a URL not inside a word; `www.` after a space, a delimiter or a parenthesis; an e-mail
+      // address.
+      const url =
+        (c === 'h' ? !/[a-z\d]/i.test(before ?? '') : c === 'w' && (isSpace(before) || '*_~('.includes(before!))) &&
+        literalUrl(src, i);
       const address = !url && mail && isLocal(c) && !isLocal(before) && literalAddress(src, i);
       const found = url || address;
       if (found) {

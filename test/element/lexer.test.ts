@@ -271,6 +271,12 @@ const constructs: Record<string, string> = {
   'footnotes as GitHub writes them': 'A note[^1].\n\n[^1]: The note.',
   'line breaks': 'a  \nb   \nc\\\nd\t\ne\\',
   'citations next to text and each other': 'Claims[1], more[2].[3] and [doc12]',
+  'a backtick run after an escaped backtick': 'a \\``` b `d`',
+  'a tab after a quote marker': '>\tnot code',
+  'backticks that open no fence, in a paragraph': 'para\n```a```\nmore',
+  'dashes under a row with a pipe': 'a | b\n---\nc',
+  'raw HTML in a quote, then a line without a marker': '> <div>x</div>\nafter',
+  'URLs after punctuation': 'Link:https://example.com/a and "https://example.com/q" and [https://example.com/b]',
 };
 
 /**
