@@ -1,7 +1,7 @@
 /**
  * @module
  * What a page loads first (`persona-chat.js`): it draws the launcher of each `<persona-chat>` and loads the chat
- * beside it (Lit, marked, the controller: a file of its own, found from this file's URL, so a CDN copy and a strict
+ * beside it (Lit, the lexer, the controller: a file of its own, found from this file's URL, so a CDN copy and a strict
  * CSP keep working) when the visitor shows intent (a pointer over it, the focus, a press), when the browser is
  * idle, or at once where the chat must show or work now: inline mode, `open`, or a message that a reload
  * interrupted and that is to be sent again. Written without Lit, so a page pays for the chat only when it is used.

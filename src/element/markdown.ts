@@ -1,9 +1,9 @@
 /**
  * @module
- * Untrusted markdown from the model, rendered as Lit templates: marked's lexer gives tokens (never its HTML), and
- * this renderer turns them into templates. Text is always bound as text, raw HTML shows as text, every URL goes
- * through `safeUrl()`, images become links and are never fetched, and citation markers like `[1]` or `[doc1]`
- * become footnote links.
+ * Untrusted markdown from the model, rendered as Lit templates: our lexer (`lexer.ts`) gives tokens, and this renderer
+ * turns them into templates. Text is always bound as text, raw HTML shows as text, every URL goes through
+ * `safeUrl()`, images become links and are never fetched, and citation markers like `[1]` or `[doc1]` become footnote
+ * links.
  *
  * While a reply streams, only its unsettled tail is lexed again: a block settles once it ends a line and two more
  * blocks follow it, and a settled block is never rendered again. (Requiring a blank line after it, as streamdown
@@ -12,12 +12,10 @@
  *
  * The model's output can be hostile, so rendering it never throws and its cost is bounded:
  * - Nesting: block quotes and lists nest at most `maxDepth` (16) deep, and so do emphasis, strikethrough and links
- *   within a block; markers nested deeper show as text. (marked nests by recursion: `'>'.repeat(5000)` would
- *   overflow the stack.)
- * - Work: the text is lexed in chunks of a few KB (see `Chunk`), so that a render lexes at most about 6 KB more than
- *   the text that came since the last one, however long one block grows; inline text that marked would take
- *   quadratic time over shows as written (see `inlineAffordable()`); and block quotes are lexed a window of lines at
- *   a time (see `withinLines()`).
+ *   within a block; markers nested deeper show as text (the lexer sees to it).
+ * - Work: the lexer takes time linear in its input, and the text is lexed in chunks of a few KB (see `Chunk`), so
+ *   that a render lexes at most about 6 KB more than the text that came since the last one, however long one block
+ *   grows.
  * - Failure: a block whose lexing or rendering throws all the same shows as its text, and the rest renders.
  * None of this drops any of the model's text, and all of it depends on the text alone, so a streamed reply still
  * ends exactly as the same text rendered at once.
@@ -25,16 +23,12 @@
 import { html, nothing } from 'lit';
 import type { TemplateResult } from 'lit';
 import { guard } from 'lit/directives/guard.js';
-import { Lexer, Tokenizer } from 'marked';
-import type { Token, Tokens } from 'marked';
+import { delimiterRow, fence as fenceLine, lex as lexTokens, maxDepth } from './lexer.js';
+import type { Block, Inline, ListItem } from './lexer.js';
+
+export { maxDepth };
 
 type Part = TemplateResult | string | typeof nothing;
-
-/**
- * How deep block quotes and lists may nest, and, inside a block, emphasis, strikethrough and links; markup nested
- * deeper shows as the text it is written in.
- */
-export const maxDepth = 16;
 
 /** Allows http(s) and mailto only, after decoding entities and dropping control characters and whitespace. */
 export function safeUrl(url: string | null | undefined): string | undefined {
@@ -178,53 +172,45 @@ function textWithCitations(text: string, ctx: RenderContext): Part[] {
   return parts;
 }
 
-function inline(tokens: Token[] | undefined, ctx: RenderContext, inLink = false, depth = 0): Part[] {
-  return (tokens ?? []).map(token => inlineToken(token, ctx, inLink, depth));
+function inline(tokens: Inline[], ctx: RenderContext, inLink = false): Part[] {
+  return tokens.map(token => inlineToken(token, ctx, inLink));
 }
 
-function inlineToken(token: Token, ctx: RenderContext, inLink: boolean, depth: number): Part {
-  // The lexer already refuses spans nested deeper than this; a span that got through anyway shows as written.
-  if (depth >= maxDepth && 'tokens' in token && token.tokens?.length) return String(token.raw);
-  const inner = (tokens: Token[] | undefined, link = inLink) => inline(tokens, ctx, link, depth + 1);
+function inlineToken(token: Inline, ctx: RenderContext, inLink = false): Part {
+  const inner = (tokens: Inline[], link = inLink) => inline(tokens, ctx, link);
   switch (token.type) {
-    case 'text': {
-      const t = token as Tokens.Text;
-      if (t.tokens?.length) return html`${inline(t.tokens, ctx, inLink, depth)}`;
-      return inLink ? decodeEntities(t.text) : html`${textWithCitations(t.text, ctx)}`;
-    }
+    case 'text':
+      if (token.tokens) return html`${inline(token.tokens, ctx, inLink)}`;
+      return inLink ? decodeEntities(token.text) : html`${textWithCitations(token.text, ctx)}`;
     case 'escape':
-      return (token as Tokens.Escape).text;
+      return token.text;
     case 'strong':
-      return html`<strong>${inner((token as Tokens.Strong).tokens)}</strong>`;
+      return html`<strong>${inner(token.tokens)}</strong>`;
     case 'em':
-      return html`<em>${inner((token as Tokens.Em).tokens)}</em>`;
+      return html`<em>${inner(token.tokens)}</em>`;
     case 'del':
-      return html`<del>${inner((token as Tokens.Del).tokens)}</del>`;
+      return html`<del>${inner(token.tokens)}</del>`;
     case 'codespan':
-      return html`<code>${decodeEntities((token as Tokens.Codespan).text)}</code>`;
+      return html`<code>${decodeEntities(token.text)}</code>`;
     case 'br':
       return html`<br />`;
     case 'link': {
-      const link = token as Tokens.Link;
-      const href = safeUrl(link.href);
-      const content = inner(link.tokens, true);
+      const href = safeUrl(token.href);
+      const content = inner(token.tokens, true);
       return href && !inLink
         ? html`<a href=${href} target="_blank" rel="noopener noreferrer nofollow">${content}</a>`
         : html`${content}`;
     }
     case 'image': {
       // Never fetched: a loaded image can leak data without a click. Shown as a link to it instead.
-      const image = token as Tokens.Image;
-      const href = safeUrl(image.href);
-      const label = decodeEntities(image.text) || image.href;
+      const href = safeUrl(token.href);
+      const label = decodeEntities(token.text) || token.href;
       return href && !inLink
         ? html`<a class="image" href=${href} target="_blank" rel="noopener noreferrer nofollow">${label}</a>`
         : label;
     }
-    case 'html':
-      return (token as Tokens.HTML).raw;
     default:
-      return 'raw' in token ? String(token.raw) : nothing;
+      return token.raw;
   }
 }
 
@@ -242,58 +228,50 @@ export const heading = (level: number, content: unknown) => headings[Math.min(Ma
 
 const alignClass = (align: string | null) => (align ? `align-${align}` : '');
 
-function block(token: Token, ctx: RenderContext, depth = 0): Part {
+function block(token: Block, ctx: RenderContext): Part {
   switch (token.type) {
     case 'space':
     case 'def':
       return nothing;
     case 'paragraph':
-      return html`<p>${inline((token as Tokens.Paragraph).tokens, ctx)}</p>`;
-    case 'heading': {
-      const { depth, tokens } = token as Tokens.Heading;
-      return heading((ctx.headingLevel ?? defaultHeadingLevel) + depth - 1, inline(tokens, ctx));
-    }
+      return html`<p>${inline(token.tokens, ctx)}</p>`;
+    case 'heading':
+      return heading((ctx.headingLevel ?? defaultHeadingLevel) + token.depth - 1, inline(token.tokens, ctx));
     case 'code': {
       // The copy button has a bar of its own above the code, so it never covers any; its status tells screen
       // readers when it copied (see `copyCode()`). The code may scroll sideways, so it takes the focus, to be
       // scrolled by keyboard too, and has a name.
-      const code = token as Tokens.Code;
-      const lang = (code.lang ?? '').match(/^[\w+#.-]{1,20}/)?.[0] ?? '';
+      const lang = (token.lang ?? '').match(/^[\w+#.-]{1,20}/)?.[0] ?? '';
       return html`<div class="code" part="code-block">
         <div class="code-bar">
           <button type="button" class="copy" part="copy-button" data-copy>${ctx.copyLabel}</button>
           <span class="sr-only" role="status"></span>
         </div>
-        <pre tabindex="0" aria-label=${ctx.codeLabel(lang)}><code data-lang=${lang || nothing}>${code.text}</code></pre>
+        <pre tabindex="0" aria-label=${ctx.codeLabel(lang)}><code data-lang=${lang || nothing}>${token.text}</code></pre>
       </div>`;
     }
     case 'blockquote':
-      // The lexer already refuses containers nested deeper than this; one that got through anyway shows as written.
-      if (depth >= maxDepth) return html`<p>${token.raw}</p>`;
-      return html`<blockquote>${blocks((token as Tokens.Blockquote).tokens, ctx, depth + 1)}</blockquote>`;
+      return html`<blockquote>${blocks(token.tokens, ctx)}</blockquote>`;
     case 'list': {
-      if (depth >= maxDepth) return html`<p>${token.raw}</p>`;
-      const list = token as Tokens.List;
-      const items = list.items.map(item => html`<li>${listItem(item, ctx, depth + 1, !list.loose)}</li>`);
-      return list.ordered
-        ? html`<ol start=${list.start === 1 || list.start === '' ? nothing : Number(list.start)}>
+      const items = token.items.map(item => html`<li>${listItem(item, ctx)}</li>`);
+      return token.ordered
+        ? html`<ol start=${token.start === 1 || token.start === '' ? nothing : token.start}>
             ${items}
           </ol>`
         : html`<ul>
             ${items}
           </ul>`;
     }
-    case 'table': {
-      const table = token as Tokens.Table;
+    case 'table':
       return html`<div class="table">
         <table>
           <thead>
             <tr>
-              ${table.header.map(cell => html`<th class=${alignClass(cell.align)}>${inline(cell.tokens, ctx)}</th>`)}
+              ${token.header.map(cell => html`<th class=${alignClass(cell.align)}>${inline(cell.tokens, ctx)}</th>`)}
             </tr>
           </thead>
           <tbody>
-            ${table.rows.map(
+            ${token.rows.map(
               row =>
                 html`<tr>
                   ${row.map(cell => html`<td class=${alignClass(cell.align)}>${inline(cell.tokens, ctx)}</td>`)}
@@ -302,228 +280,56 @@ function block(token: Token, ctx: RenderContext, depth = 0): Part {
           </tbody>
         </table>
       </div>`;
-    }
     case 'hr':
       return html`<hr />`;
     case 'html':
-      return html`<p>${(token as Tokens.HTML).raw.trim()}</p>`;
-    case 'text': {
-      const text = token as Tokens.Text;
-      return text.tokens ? html`${inline(text.tokens, ctx)}` : html`${textWithCitations(text.text, ctx)}`;
-    }
-    default:
-      return 'raw' in token ? html`<p>${String(token.raw)}</p>` : nothing;
+      return html`<p>${token.raw.trim()}</p>`;
+    case 'text':
+      return inlineToken(token, ctx);
   }
 }
 
 /**
- * A list item's blocks. Marked gives a task item's `[x]` or `[ ]` as a checkbox token, first in the item or in its
- * first paragraph: it is drawn as a disabled checkbox, labelled by the text beside it, and never as its marker.
+ * A list item's blocks. A task item's box (`[x]` or `[ ]`, which the lexer takes out of its text) is drawn as a
+ * disabled checkbox before its first paragraph, labelled by that paragraph's text.
  */
-function listItem(item: Tokens.ListItem, ctx: RenderContext, depth: number, tight: boolean): Part[] {
-  const notCheckbox = (token: Token) => token.type !== 'checkbox';
-  const [first, ...rest] = item.tokens.filter(notCheckbox);
+function listItem(item: ListItem, ctx: RenderContext): Part[] {
+  const [first, ...rest] = item.tokens;
   if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph') || !first.tokens) {
-    return blocks(item.tokens.filter(notCheckbox), ctx, depth, tight);
+    return blocks(item.tokens, ctx);
   }
-  const text = inline(first.tokens.filter(notCheckbox), ctx);
-  const label = html`<label><input type="checkbox" disabled ?checked=${Boolean(item.checked)} /> ${text}</label>`;
-  return [first.type === 'paragraph' ? html`<p>${label}</p>` : label, ...blocks(rest, ctx, depth, tight)];
+  const label = html`<label><input type="checkbox" disabled ?checked=${Boolean(item.checked)} /> ${inline(first.tokens, ctx)}</label>`;
+  return [first.type === 'paragraph' ? html`<p>${label}</p>` : label, ...blocks(rest, ctx)];
 }
 
-function blocks(tokens: Token[] | undefined, ctx: RenderContext, depth: number, tight = false): Part[] {
-  return (tokens ?? []).map(token =>
-    tight && token.type === 'text' ? inlineToken(token, ctx, false, 0) : block(token, ctx, depth),
-  );
+/** Blocks; the paragraphs of a tight list's items are text tokens, drawn without a `<p>`. */
+function blocks(tokens: Block[], ctx: RenderContext): Part[] {
+  return tokens.map(token => block(token, ctx));
 }
 
 /** A top-level block; one whose rendering fails shows as its text, and the rest still renders. */
-function topBlock(token: Token, ctx: RenderContext): Part {
+function topBlock(token: Block, ctx: RenderContext): Part {
   try {
     return block(token, ctx);
   } catch {
-    return html`<p>${token.raw}</p>`;
+    return html`<p>${token.raw.trim()}</p>`;
   }
 }
 
 /**
- * Marked's tokenizer, refusing to open a block quote or a list inside `maxDepth` others: marked nests them by
- * recursion, so deep nesting would overflow the stack, and lexing a list costs its length times its depth. A refused
- * marker stays text.
+ * Block tokens with their inline tokens. If lexing throws anyway, each paragraph (text up to a blank line) is lexed on
+ * its own, and one that still throws shows as its text.
  */
-class BoundedTokenizer extends Tokenizer {
-  #depth = 0;
-
-  override blockquote(src: string) {
-    return this.#nest(() => withinLines(src, lines => super.blockquote(lines)));
-  }
-  override list(src: string) {
-    return this.#nest(() => super.list(src));
-  }
-
-  #nest<T>(lex: () => T): T | undefined {
-    if (this.#depth >= maxDepth) return undefined;
-    this.#depth++;
-    try {
-      return lex();
-    } finally {
-      this.#depth--;
-    }
-  }
-}
-
-/**
- * Runs a block rule that reads far past the block it returns (marked's block quote rule first matches every line a
- * paragraph in it could continue over, which makes a text of many short quotes quadratic) on the first lines of
- * `src`, a window that grows until the block ends before its last line, where it ends in all of `src` as well.
- */
-function withinLines<T extends Token>(src: string, rule: (src: string) => T | undefined): T | undefined {
-  for (let size = 256; ; size *= 4) {
-    const end = src.lastIndexOf('\n', size) + 1;
-    if (src.length <= size || end === 0) return rule(src);
-    const token = rule(src.slice(0, end));
-    if (!token || token.raw.length < src.lastIndexOf('\n', end - 2) + 1) return token;
-  }
-}
-
-/** Text shown as written. */
-const plainText = (text: string): Tokens.Text => ({ type: 'text', raw: text, text });
-
-/**
- * Marked's lexer, keeping as text what is inside spans (emphasis, strikethrough, links) nested `maxDepth` deep:
- * marked lexes a span's content by recursion, once per level.
- */
-class BoundedLexer extends Lexer {
-  #depth = 0;
-
-  constructor() {
-    super({ gfm: true, breaks: false, tokenizer: new BoundedTokenizer() });
-  }
-
-  override inlineTokens(src: string, tokens: Token[] = []): Token[] {
-    if (this.#depth > maxDepth) {
-      tokens.push(plainText(src));
-      return tokens;
-    }
-    this.#depth++;
-    try {
-      return super.inlineTokens(src, tokens);
-    } finally {
-      this.#depth--;
-    }
-  }
-}
-
-const isSpace = (c: string) => c === '' || /\s/.test(c);
-const isPunctuation = (c: string) => /[\p{P}\p{S}]/u.test(c);
-
-/** Inline text that `inlineAffordable()` finds costlier than this shows as written, its markup as text. */
-const maxInlineWork = 65_536;
-
-/** The characters of an e-mail address's local part, which marked's text rule looks ahead over for an `@`. */
-const addressChars = new Uint8Array(128);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.!#$%&'*+/=?_`{|}~-") {
-  addressChars[c.charCodeAt(0)] = 1;
-}
-const isAddressChar = (code: number) => code < 128 && addressChars[code] === 1;
-/** The characters that end a text token, each starting a look ahead over the rest of its run of address characters. */
-const textStops = /[*_~!`]/g;
-/** Emphasis and strikethrough delimiter runs, and link brackets. */
-const delimiters = /\*+|_+|~+|\[|\]/g;
-
-/** The weight of one delimiter run scanned, against one character looked ahead over: a regular expression match. */
-const scanWeight = 25;
-
-/**
- * Whether marked can lex one block's inline text in bounded time (its length is bounded by the chunk's): an estimate
- * of its steps for the things that make it quadratic is bounded. At every `*`, `_`, `~`, `!` or backtick inside a run
- * of e-mail-address characters, its text rule looks ahead to the end of the run for an `@`; every emphasis or
- * strikethrough opener scans the delimiter runs after it until enough of them close it; and a link's text can run
- * over every bracketed part after its `[`.
- */
-function inlineAffordable(src: string): boolean {
-  let work = 0;
-  // The run of address characters around the last stop, and how many stops it has.
-  let start = 0;
-  let end = 0;
-  let stops = 0;
-  for (const { index } of src.matchAll(textStops)) {
-    if (index >= end) {
-      work += (end - start) * stops;
-      start = index;
-      while (isAddressChar(src.charCodeAt(start - 1))) start--;
-      end = index + 1;
-      while (isAddressChar(src.charCodeAt(end))) end++;
-      stops = 0;
-    }
-    if (work + (end - start) * ++stops > maxInlineWork) return false;
-  }
-  work += (end - start) * stops;
-  let brackets = 0;
-  // Per delimiter character: how many runs so far, and the openers still open, with their length and what is left.
-  const runs: Record<string, number> = { '*': 0, _: 0, '~': 0 };
-  const openers: Record<string, { index: number; length: number; left: number }[]> = { '*': [], _: [], '~': [] };
-  for (const { 0: delimiter, index: at } of src.matchAll(delimiters)) {
-    const c = delimiter[0]!;
-    if (c === '[') brackets++;
-    else if (c === ']') work += brackets;
-    else {
-      // Whether the run can open or close, by CommonMark's flanking rules.
-      const before = src.charAt(at - 1);
-      const after = src.charAt(at + delimiter.length);
-      const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
-      const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
-      const canOpen = c === '_' ? left && (!right || isPunctuation(before)) : left;
-      const canClose = c === '_' ? right && (!left || isPunctuation(after)) : right;
-      const length = delimiter.length;
-      const index = runs[c]!++;
-      const open = openers[c]!;
-      // A run that can open too closes only if the two lengths do not add up to a multiple of three (CommonMark's
-      // rule of three; marked follows it too).
-      const top = open.at(-1);
-      if (canClose && top && (!canOpen || (top.length + length) % 3 || (top.length % 3 === 0 && length % 3 === 0))) {
-        for (let closing = length; closing > 0 && open.length;) {
-          const opener = open.at(-1)!;
-          const used = Math.min(closing, opener.left);
-          closing -= used;
-          opener.left -= used;
-          if (!opener.left) work += scanWeight * (index - open.pop()!.index);
-        }
-      } else if (canOpen) open.push({ index, length, left: length });
-    }
-    if (work > maxInlineWork) return false;
-  }
-  for (const c of ['*', '_', '~']) for (const { index } of openers[c]!) work += scanWeight * (runs[c]! - index);
-  return work <= maxInlineWork;
-}
-
-/**
- * Block tokens with their inline tokens, from marked's lexer within the bounds above. If lexing throws anyway, each
- * paragraph (text up to a blank line) is lexed on its own, and one that still throws shows as its text.
- */
-function lex(markdown: string, split = true): Token[] {
-  const lexer = new BoundedLexer();
-  let tokens: Token[];
+function lex(markdown: string, split = true): Block[] {
   try {
-    tokens = lexer.blockTokens(markdown, lexer.tokens);
+    return lexTokens(markdown);
   } catch {
-    if (!split) return [{ type: 'paragraph', raw: markdown, text: markdown, tokens: [plainText(markdown)] }];
+    if (!split)
+      return [
+        { type: 'paragraph', raw: markdown, text: markdown, tokens: [{ type: 'text', raw: markdown, text: markdown }] },
+      ];
     return markdown.split(/(?<=\n[ \t]*\n)/).flatMap(paragraph => lex(paragraph, false));
   }
-  for (const { src, tokens: into } of lexer.inlineQueue) {
-    // As marked's own lex() does: raw HTML left open in one block does not run into the next.
-    lexer.state.inRawBlock = false;
-    if (inlineAffordable(src)) {
-      try {
-        lexer.inlineTokens(src, into);
-        continue;
-      } catch {
-        into.length = 0;
-      }
-    }
-    into.push(plainText(src));
-  }
-  return tokens;
 }
 
 /** While streaming, hides a citation marker still being typed at the very end (`[`, `[1`, `[doc`). */
@@ -536,13 +342,11 @@ const chunkSize = 2_048;
 
 /** A line that can start a chunk at a break: not indented, and not a list item, block quote or table row. */
 const breakStart = /^[^\s>|*+\-\d]/;
-const fenceLine = /^( {0,3})(`{3,}|~{3,})(.*)$/;
-const delimiterRow = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
 
 /**
  * A piece of the text that is lexed as a document of its own, so that the unsettled tail a render lexes again is at
- * most a few chunk sizes long, however long one block grows: marked is quadratic on some inputs. A chunk ends at
- * its first
+ * most a few chunk sizes long, however long one block grows: lexing is linear, but lexing a growing block whole on
+ * every render would make streaming it quadratic. A chunk ends at its first
  * - break at least `chunkSize` in: a line after a blank line, outside fenced code, that starts a block nothing
  *   before it can continue (see `breakStart`), so that the cut changes nothing;
  * - unindented line at least twice `chunkSize` in, which may split a list, a quote or a paragraph in two; fenced
@@ -602,7 +406,7 @@ class Chunk {
     return new Chunk(end, parts, footnotes, this.#fence, this.#table);
   }
 
-  /** Follows fenced code blocks and tables, roughly as marked sees them, from one complete line to the next. */
+  /** Follows fenced code blocks and tables, roughly as the lexer sees them, from one complete line to the next. */
   #read(line: string) {
     const fence = fenceLine.exec(line);
     if (this.#fence) {
@@ -655,7 +459,7 @@ export class MarkdownView {
 
   /** The templates of the text. `final` renders the text as it stands, without healing and with every block. */
   render(text: string, final: boolean): Part[] {
-    // marked reads a carriage return as a line break; so do we, so that token lengths add up to the text's.
+    // A carriage return is a line break, and the lexer reads only line feeds: token lengths add up to the text's.
     if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
     // The element renders a finished reply again whenever it updates for another reason.
     if (text === this.#text && final === this.#final) return this.#parts;
@@ -705,7 +509,7 @@ export class MarkdownView {
    * Settles the blocks that can no longer change: each ends a line and has two more blocks after it. Returns how
    * many tokens it settled; `reopened` is the length of what was lexed before the text (see `Chunk.reopen`).
    */
-  #settle(tokens: Token[], reopened: number): number {
+  #settle(tokens: Block[], reopened: number): number {
     const starts: number[] = [];
     tokens.forEach((token, i) => token.type !== 'space' && starts.push(i));
     let count = 0;
@@ -725,7 +529,7 @@ export class MarkdownView {
    * Renders blocks once, for good, at the end of the settled list. Lit renders each again only when its key changes:
    * the view and a number it never gives twice, since the element can render another reply's view in the same place.
    */
-  #keep(tokens: Token[]) {
+  #keep(tokens: Block[]) {
     const ctx: RenderContext = { ...this.#labels, footnotes: this.#settledFootnotes };
     for (const token of tokens) {
       const rendered = topBlock(token, ctx);

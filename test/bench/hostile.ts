@@ -8,7 +8,7 @@ export const hostileInputs: Record<string, string> = {
   'quote markers': '>'.repeat(5000),
   /** 1,500 nested strong emphases around one letter. */
   'emphasis runs': '*'.repeat(3000) + 'x' + '*'.repeat(3000),
-  /** A 40 KB paragraph of underscores between letters, which marked's inline lexing is quadratic in. */
+  /** A 40 KB paragraph of underscores between letters, which a backtracking inline lexer takes quadratic time over. */
   underscores: '_a'.repeat(20_000),
   /** A list indented 300 levels deep, one level per line. */
   'indented list': Array.from({ length: 300 }, (_, i) => ' '.repeat(i * 2) + '- item').join('\n'),

@@ -1,0 +1,829 @@
+/**
+ * @module
+ * A GitHub Flavored Markdown lexer for the model's replies: block tokens with their inline tokens, in the shapes the
+ * renderer (`markdown.ts`) reads. It never produces HTML, and it takes time linear in its input, however hostile:
+ * - Block quotes and lists nest at most `maxDepth` deep, and so do emphasis, strikethrough and links; markers nested
+ *   deeper are text. Each level of nesting reads the lines it holds once, so lexing costs the text's length times at
+ *   most `maxDepth`.
+ * - Inline text is read once from left to right, and what a link holds once more when it closes (links nest at most
+ *   `maxDepth` deep too). A code span finds its closing backtick run from an index of the runs; emphasis pairs its
+ *   delimiter runs on a stack, and a closer that found no opener of its kind never looks below that point again
+ *   (CommonMark's algorithm); a link's destination and title are read over a bounded number of characters, an HTML
+ *   tag no further than the next `<` or `>`, and a bare URL no further than the next space or `<`.
+ * Lines are split at `\n` alone: the renderer turns carriage returns into line feeds first.
+ */
+
+/** How deep block quotes and lists may nest, and, inside a block, emphasis, strikethrough and links. */
+export const maxDepth = 16;
+
+export interface Text {
+  type: 'text';
+  raw: string;
+  text: string;
+  /** A list item's paragraph, when its list is tight, has inline tokens. */
+  tokens?: Inline[];
+}
+export interface Escape {
+  type: 'escape';
+  raw: string;
+  text: string;
+}
+export interface Span {
+  type: 'strong' | 'em' | 'del';
+  raw: string;
+  tokens: Inline[];
+}
+export interface Codespan {
+  type: 'codespan';
+  raw: string;
+  text: string;
+}
+export interface Br {
+  type: 'br';
+  raw: string;
+}
+/** Raw HTML, inline or a block; the renderer shows it as text. */
+export interface Html {
+  type: 'html';
+  raw: string;
+}
+export interface Link {
+  type: 'link';
+  raw: string;
+  href: string;
+  tokens: Inline[];
+}
+export interface Image {
+  type: 'image';
+  raw: string;
+  href: string;
+  /** The alternative text as written. */
+  text: string;
+}
+export type Inline = Text | Escape | Span | Codespan | Br | Html | Link | Image;
+
+export interface Space {
+  type: 'space';
+  raw: string;
+}
+export interface Paragraph {
+  type: 'paragraph';
+  raw: string;
+  text: string;
+  tokens: Inline[];
+}
+export interface Heading {
+  type: 'heading';
+  raw: string;
+  depth: number;
+  text: string;
+  tokens: Inline[];
+}
+export interface Code {
+  type: 'code';
+  raw: string;
+  /** The info string of fenced code, trimmed; undefined for indented code. */
+  lang?: string;
+  text: string;
+}
+export interface Blockquote {
+  type: 'blockquote';
+  raw: string;
+  tokens: Block[];
+}
+export interface ListItem {
+  type: 'list_item';
+  raw: string;
+  /** Whether it starts with a task box, `[ ]` or `[x]`, which is not in its tokens. */
+  task: boolean;
+  checked?: boolean;
+  tokens: Block[];
+}
+export interface List {
+  type: 'list';
+  raw: string;
+  ordered: boolean;
+  /** The number of an ordered list's first item; '' for a bullet list. */
+  start: number | '';
+  /** Whether blank lines separate its items or their blocks: its paragraphs are then paragraphs, else text. */
+  loose: boolean;
+  items: ListItem[];
+}
+export type Align = 'left' | 'right' | 'center' | null;
+export interface Cell {
+  text: string;
+  tokens: Inline[];
+  align: Align;
+}
+export interface Table {
+  type: 'table';
+  raw: string;
+  align: Align[];
+  header: Cell[];
+  rows: Cell[][];
+}
+export interface Hr {
+  type: 'hr';
+  raw: string;
+}
+/** A link reference definition, `[label]: destination "title"`: the links that use it have its destination. */
+export interface Def {
+  type: 'def';
+  raw: string;
+}
+export type Block = Space | Paragraph | Heading | Code | Blockquote | List | Table | Hr | Html | Def | Text;
+export type Token = Block | Inline;
+
+/** How many characters a link's destination and title may take. */
+const maxTarget = 2_048;
+
+const blank = /^[ \t]*$/;
+export const fence = /^( {0,3})(`{3,}|~{3,})(.*)$/;
+const fenceEnd = /^ {0,3}(`+|~+)[ \t]*$/;
+const atx = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
+const hr = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
+const setext = /^ {0,3}(=+|-+)[ \t]*$/;
+const quote = /^ {0,3}>[ \t]?/;
+const item = /^( {0,3})([-*+]|(\d{1,9})[.)])(?:([ \t]+)(.*))?$/;
+const task = /^\[([ xX])\][ \t]+(?=\S)/;
+export const delimiterRow = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
+const def =
+  /^ {0,3}\[((?:[^[\]\\]|\\.){1,999})\]:[ \t]*(?:<([^<>]*)>|(\S+))(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^()]*\)))?[ \t]*$/;
+/**
+ * The start of an HTML block: the kind is the group that matched, and tells where it ends (see `blocks()`). A line
+ * that is one tag alone starts a block too, but does not break a paragraph.
+ */
+const htmlStart =
+  /^ {0,3}(?:<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|<\/?(?:address|article|aside|blockquote|details|dialog|div|dl|dt|dd|fieldset|figure|footer|form|h[1-6]|header|hr|iframe|li|main|nav|ol|p|section|summary|table|tbody|td|th|thead|tr|ul)(?=[\s>]|\/>|$))/i;
+/** An HTML tag: what is inside it is shown as written, never read as markdown. */
+const tag = /<\/?[a-z][\w-]*(?:\s[^<>]*)?>/iy;
+const tagLine = /^ {0,3}<\/?[a-z][\w-]*(?:\s[^<>]*)?>[ \t]*$/i;
+const autolink = /<([a-z][\w+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>/iy;
+const punctuation = /[\p{P}\p{S}]/u;
+const asciiPunctuation = /[!-/:-@[-`{-~]/;
+
+/** The opening line of fenced code, if `line` is one: the info string of a backtick fence has no backtick. */
+function opensFence(line: string) {
+  const m = fence.exec(line);
+  return m && !(m[2]![0] === '`' && m[3]!.includes('`')) ? m : null;
+}
+
+/** Columns of leading whitespace, a tab reaching the next multiple of four. */
+function indent(line: string): number {
+  let columns = 0;
+  for (const c of line) {
+    if (c === ' ') columns++;
+    else if (c === '\t') columns += 4 - (columns % 4);
+    else break;
+  }
+  return columns;
+}
+
+/** The line without up to `columns` columns of leading whitespace. */
+function outdent(line: string, columns: number): string {
+  let at = 0;
+  for (let taken = 0; taken < columns && (line[at] === ' ' || line[at] === '\t'); at++) {
+    taken += line[at] === ' ' ? 1 : 4 - (taken % 4);
+  }
+  return line.slice(at);
+}
+
+/** A link label as definitions are looked up by: case and runs of whitespace do not count. */
+const label = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
+
+const unescape = (text: string) => text.replace(/\\([!-/:-@[-`{-~])/g, '$1');
+
+/** The cells of a table row: split at pipes not escaped, the outer ones dropped. */
+function cells(row: string): string[] {
+  const parts = row
+    .trim()
+    .replace(/^\|/, '')
+    .split(/(?<!\\)\|/);
+  if (parts.length > 1 && !parts.at(-1)!.trim()) parts.pop();
+  return parts.map(cell => cell.trim().replace(/\\\|/g, '|'));
+}
+
+const alignOf = (cell: string): Align =>
+  cell.endsWith(':') ? (cell.startsWith(':') ? 'center' : 'right') : cell.startsWith(':') ? 'left' : null;
+
+/** Lexes a whole text into block tokens with their inline tokens. */
+export function lex(src: string): Block[] {
+  /** The destinations of link reference definitions, by label; the renderer shows no titles. */
+  const defs = new Map<string, string>();
+  /** The inline texts to lex once every definition is known, with where their tokens go. */
+  const inlines: [string, Inline[]][] = [];
+  const inlined = (text: string) => {
+    const tokens: Inline[] = [];
+    inlines.push([text, tokens]);
+    return tokens;
+  };
+
+  /** Whether a line starts a block that ends a paragraph before it. */
+  const breaks = (line: string, depth: number) => {
+    if (opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line)) return true;
+    if (depth >= maxDepth) return false;
+    const m = item.exec(line);
+    return quote.test(line) || Boolean(m?.[5]?.trim() && (!m[3] || m[3] === '1'));
+  };
+
+  /**
+   * Whether lines `k` and `k + 1` start a table: a header row and a delimiter row of as many cells (dashes alone
+   * underline a heading instead).
+   */
+  const tableAt = (lines: string[], k: number) =>
+    lines[k]!.includes('|') &&
+    k + 1 < lines.length &&
+    delimiterRow.test(lines[k + 1]!) &&
+    !setext.test(lines[k + 1]!) &&
+    cells(lines[k]!).length === cells(lines[k + 1]!).length;
+
+  function blocks(src: string, depth: number): Block[] {
+    const out: Block[] = [];
+    const lines = src.split('\n');
+    const starts = [0];
+    for (const line of lines) starts.push(starts.at(-1)! + line.length + 1);
+    const n = lines.at(-1) === '' ? lines.length - 1 : lines.length;
+    const raw = (from: number, to: number) => src.slice(starts[from], starts[to]);
+    for (let i = 0; i < n;) {
+      const start = i;
+      const line = lines[i]!;
+      let m: RegExpExecArray | null;
+      if (blank.test(line)) {
+        while (i < n && blank.test(lines[i]!)) i++;
+        out.push({ type: 'space', raw: raw(start, i) });
+      } else if (indent(line) >= 4) {
+        let end = ++i;
+        for (; i < n && (blank.test(lines[i]!) || indent(lines[i]!) >= 4); i++) {
+          if (!blank.test(lines[i]!)) end = i + 1;
+        }
+        i = end;
+        const text = lines.slice(start, i).map(l => outdent(l, 4));
+        out.push({ type: 'code', raw: raw(start, i), text: text.join('\n') });
+      } else if ((m = opensFence(line))) {
+        const [, spaces, opener, info] = m as unknown as [string, string, string, string];
+        const body: string[] = [];
+        for (i++; i < n; i++) {
+          const end = fenceEnd.exec(lines[i]!);
+          if (end && end[1]![0] === opener[0] && end[1]!.length >= opener.length) break;
+          body.push(outdent(lines[i]!, spaces.length));
+        }
+        if (i < n) i++;
+        out.push({ type: 'code', raw: raw(start, i), lang: unescape(info.trim()), text: body.join('\n') });
+      } else if ((m = atx.exec(line))) {
+        const text = line
+          .slice(m[0].length)
+          .trim()
+          .replace(/(?:^|[ \t]+)#+$/, '');
+        out.push({ type: 'heading', raw: raw(start, ++i), depth: m[1]!.length, text, tokens: inlined(text) });
+      } else if (hr.test(line)) {
+        out.push({ type: 'hr', raw: raw(start, ++i) });
+      } else if (depth < maxDepth && quote.test(line)) {
+        // Its lines, without their `>`, and the lazy ones that go on a paragraph in it.
+        const body: string[] = [];
+        let paragraph = false;
+        let fenced = '';
+        for (; i < n; i++) {
+          const l = lines[i]!;
+          const q = quote.exec(l);
+          if (!q && !(paragraph && !blank.test(l) && !breaks(l, depth) && !tableAt(lines, i))) break;
+          const content = q ? l.slice(q[0].length) : l;
+          body.push(content);
+          // Whether the next line may be lazy: this one is text of a paragraph, as far as one line tells.
+          const inner = content.replace(/^(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*/, '');
+          const f = opensFence(inner);
+          if (fenced) {
+            const end = fenceEnd.exec(inner);
+            if (end && end[1]![0] === fenced[0] && end[1]!.length >= fenced.length) fenced = '';
+            paragraph = false;
+          } else if (f) {
+            fenced = f[2]!;
+            paragraph = false;
+          } else {
+            paragraph =
+              !blank.test(inner) &&
+              indent(content) < 4 &&
+              !atx.test(inner) &&
+              !hr.test(inner) &&
+              !htmlStart.test(inner);
+          }
+        }
+        out.push({ type: 'blockquote', raw: raw(start, i), tokens: blocks(body.join('\n'), depth + 1) });
+      } else if (depth < maxDepth && item.test(line)) {
+        i = list(lines, i, n, depth, out, raw);
+      } else if ((m = htmlStart.exec(line)) || tagLine.test(line)) {
+        // Raw HTML runs to the end of its kind: the closing tag, the end of the comment, or a blank line.
+        const end = m?.[1] ? new RegExp(`</${m[1]}>`, 'i') : m?.[2] ? /-->/ : blank;
+        if (end !== blank) while (i < n && !end.test(lines[i]!)) i++;
+        else while (i < n && !blank.test(lines[i]!)) i++;
+        if (end !== blank && i < n) i++;
+        out.push({ type: 'html', raw: raw(start, i) });
+      } else if (tableAt(lines, i)) {
+        const align = cells(lines[i + 1]!).map(alignOf);
+        const row = (l: string) => {
+          const texts = cells(l);
+          return align.map((a, c) => ({ text: texts[c] ?? '', tokens: inlined(texts[c] ?? ''), align: a }));
+        };
+        const header = row(line);
+        const rows: Cell[][] = [];
+        for (i += 2; i < n && !blank.test(lines[i]!) && indent(lines[i]!) < 4 && !breaks(lines[i]!, depth); i++) {
+          rows.push(row(lines[i]!));
+        }
+        out.push({ type: 'table', raw: raw(start, i), align, header, rows });
+      } else if ((m = def.exec(line))) {
+        const tag = label(m[1]!);
+        if (!defs.has(tag)) defs.set(tag, unescape(m[2] ?? m[3]!));
+        out.push({ type: 'def', raw: raw(start, ++i) });
+      } else {
+        // A paragraph: lines up to a blank one, a block that breaks it, or a setext underline that makes it a heading.
+        let depthOfHeading = 0;
+        for (i++; i < n; i++) {
+          const l = lines[i]!;
+          if (blank.test(l)) break;
+          const s = setext.exec(l);
+          if (s) {
+            depthOfHeading = s[1]![0] === '=' ? 1 : 2;
+            break;
+          }
+          if (breaks(l, depth) || tableAt(lines, i)) break;
+        }
+        const text = lines
+          .slice(start, i)
+          .map(l => l.replace(/^[ \t]+/, ''))
+          .join('\n');
+        if (depthOfHeading) {
+          out.push({ type: 'heading', raw: raw(start, ++i), depth: depthOfHeading, text, tokens: inlined(text) });
+        } else out.push({ type: 'paragraph', raw: raw(start, i), text, tokens: inlined(text) });
+      }
+    }
+    return out;
+  }
+
+  /** Reads the list that starts at line `i` into `out`; returns the line after it. */
+  function list(
+    lines: string[],
+    i: number,
+    n: number,
+    depth: number,
+    out: Block[],
+    raw: (from: number, to: number) => string,
+  ): number {
+    const first = item.exec(lines[i]!)!;
+    const kind = first[2]!.at(-1)!;
+    const ordered = first[3] !== undefined;
+    const items: ListItem[] = [];
+    const listStart = i;
+    let loose = false;
+    let m: RegExpExecArray | null;
+    while (i < n && (m = item.exec(lines[i]!)) && m[2]!.at(-1) === kind && !hr.test(lines[i]!)) {
+      const start = i;
+      const width = m[1]!.length + m[2]!.length;
+      const spaces = indent(m[4] ?? '');
+      let content = m[5] ?? '';
+      let columns: number;
+      if (!content.trim()) {
+        columns = width + 1;
+        content = '';
+      } else if (spaces > 4) {
+        columns = width + 1;
+        content = ' '.repeat(spaces - 1) + content;
+      } else columns = width + spaces;
+      const body = [content];
+      // Whether the last line read is text of a paragraph, which a lazy line can go on.
+      let lazy = Boolean(content) && indent(content) < 4 && !breaks(content, depth + 1);
+      for (i++; i < n; i++) {
+        const l = lines[i]!;
+        if (blank.test(l)) {
+          // An item that starts with a blank line has no content past a second one.
+          if (body.length === 1 && !content) break;
+          body.push('');
+          lazy = false;
+        } else if (indent(l) >= columns) {
+          const inner = outdent(l, columns);
+          body.push(inner);
+          lazy = indent(inner) < 4 && !breaks(inner, depth + 1) && !setext.test(inner);
+        } else if (lazy && !item.test(l) && !breaks(l, depth) && !tableAt(lines, i)) {
+          body.push(l);
+        } else break;
+      }
+      let end = i;
+      while (end > start + 1 && blank.test(lines[end - 1]!)) end--;
+      const next = i < n ? item.exec(lines[i]!) : null;
+      const goesOn = next && next[2]!.at(-1) === kind && !hr.test(lines[i]!);
+      if (!goesOn) i = end;
+      else if (end < i) loose = true;
+      let text = body.slice(0, end - start).join('\n');
+      const box = task.exec(text);
+      if (box) text = text.slice(box[0].length);
+      const tokens = blocks(text, depth + 1);
+      if (tokens.some((t, k) => t.type === 'space' && k > 0 && k < tokens.length - 1)) loose = true;
+      items.push({
+        type: 'list_item',
+        raw: raw(start, i),
+        task: Boolean(box),
+        checked: box ? box[1] !== ' ' : undefined,
+        tokens,
+      });
+    }
+    if (!loose) {
+      for (const { tokens } of items) {
+        tokens.forEach((t, k) => {
+          if (t.type === 'paragraph') tokens[k] = { type: 'text', raw: t.raw, text: t.text, tokens: t.tokens };
+        });
+      }
+    }
+    out.push({
+      type: 'list',
+      raw: raw(listStart, i),
+      ordered,
+      start: ordered ? Number(first[3]) : '',
+      loose,
+      items,
+    });
+    return i;
+  }
+
+  const tokens = blocks(src, 0);
+  for (const [text, into] of inlines) for (const token of inline(text, defs)) into.push(token);
+  return tokens;
+}
+
+/** A run of `*`, `_` or `~` not yet paired, with what is left of it and where that starts. */
+interface Delimiter {
+  char: string;
+  at: number;
+  left: number;
+  length: number;
+  opens: boolean;
+  closes: boolean;
+}
+/** A `[` or `![` that may open a link or an image. */
+interface Bracket {
+  bracket: string;
+  at: number;
+  /** Where it is in the sequence of items. */
+  index: number;
+  active: boolean;
+}
+type Item = Inline | Delimiter | Bracket;
+
+/** How deep each span and link nests. */
+const depths = new WeakMap<Inline, number>();
+
+const isSpace = (c: string | undefined) => !c || /\s/.test(c);
+const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
+const text = (raw: string, value = raw): Text => ({ type: 'text', raw, text: value });
+/** The characters an e-mail address's local part is made of. */
+const isLocal = (c: string | undefined) => Boolean(c && /[\w.+-]/.test(c));
+
+/** Lexes one block's inline text. */
+function inline(src: string, defs: Map<string, string>): Inline[] {
+  const items: Item[] = [];
+  const brackets: Bracket[] = [];
+  /** Where the backtick runs of each length are, and how many of them are behind: indexed at the first one. */
+  let runs: Map<number, number[]> | undefined;
+  const passed = new Map<number, number>();
+  const mail = src.includes('@');
+  let comment = 0;
+  let from = 0;
+  let i = 0;
+  /** Ends the text before `i` and adds an item that ends at `end`. */
+  const add = (token: Item, end: number) => {
+    if (i > from) items.push(text(src.slice(from, i)));
+    items.push(token);
+    i = from = end;
+  };
+
+  while (i < src.length) {
+    const c = src[i]!;
+    const before = src[i - 1];
+    if (c === '\\') {
+      const next = src[i + 1];
+      if (next === '\n') add({ type: 'br', raw: '\\\n' }, i + 2);
+      else if (next && asciiPunctuation.test(next)) add({ type: 'escape', raw: '\\' + next, text: next }, i + 2);
+      else i++;
+    } else if (c === '`') {
+      let end = i;
+      while (src[end] === '`') end++;
+      const length = end - i;
+      if (!runs) {
+        runs = new Map();
+        for (const { 0: run, index } of src.matchAll(/`+/g)) {
+          if (!runs.has(run.length)) runs.set(run.length, []);
+          runs.get(run.length)!.push(index);
+        }
+      }
+      // A run after an escaped backtick is part of a longer one in the index, and may have no length of its own there.
+      const positions = runs.get(length) ?? [];
+      let k = passed.get(length) ?? 0;
+      while (k < positions.length && positions[k]! <= i) k++;
+      passed.set(length, k);
+      const close = positions[k];
+      if (close === undefined) {
+        i = end;
+        continue;
+      }
+      let code = src.slice(end, close).replace(/\n/g, ' ');
+      if (code.length > 1 && code[0] === ' ' && code.at(-1) === ' ' && code.trim()) code = code.slice(1, -1);
+      add({ type: 'codespan', raw: src.slice(i, close + length), text: code }, close + length);
+    } else if (c === '*' || c === '_' || c === '~') {
+      let end = i;
+      while (src[end] === c) end++;
+      const after = src[end];
+      const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
+      const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
+      const length = end - i;
+      const opens = c === '_' ? left && (!right || isPunctuation(before)) : left;
+      const closes = c === '_' ? right && (!left || isPunctuation(after)) : right;
+      // A run that can neither open nor close, or of more than two tildes, stays in the text.
+      if ((opens || closes) && (c !== '~' || length < 3))
+        add({ char: c, at: i, left: length, length, opens, closes }, end);
+      else i = end;
+    } else if (c === '[' || (c === '!' && src[i + 1] === '[')) {
+      const bracket: Bracket = { bracket: c === '[' ? '[' : '![', at: i, index: 0, active: true };
+      add(bracket, i + bracket.bracket.length);
+      bracket.index = items.length - 1;
+      brackets.push(bracket);
+    } else if (c === ']') {
+      const opener = brackets.pop();
+      const target = opener?.active ? linkTarget(src, i + 1, opener, defs) : undefined;
+      if (!opener || !target) {
+        i++;
+        continue;
+      }
+      if (i > from) items.push(text(src.slice(from, i)));
+      const [href, end] = target;
+      const { tokens, depth } = resolve(items.splice(opener.index).slice(1), src);
+      const raw = src.slice(opener.at, end);
+      let token: Inline;
+      if (opener.bracket === '![') {
+        token = { type: 'image', raw, href, text: src.slice(opener.at + 2, i) };
+      } else {
+        token = { type: 'link', raw, href, tokens };
+        for (const b of brackets) if (b.bracket === '[') b.active = false;
+      }
+      if (depth >= maxDepth) {
+        // Nested too deep: the link shows as written, what is inside it as lexed.
+        items.push(text(opener.bracket), ...tokens, text(src.slice(i, end)));
+        i = from = end;
+      } else {
+        depths.set(token, depth + 1);
+        items.push(token);
+        i = from = end;
+      }
+    } else if (c === '<') {
+      autolink.lastIndex = tag.lastIndex = i;
+      const m = autolink.exec(src);
+      const h = m ? null : tag.exec(src);
+      if (m) {
+        const href = m[1]!.includes('@') && !m[1]!.includes(':') ? 'mailto:' + m[1] : m[1]!;
+        add({ type: 'link', raw: m[0], href, tokens: [text(m[1]!)] }, i + m[0].length);
+      } else if (h) add({ type: 'html', raw: h[0] }, i + h[0].length);
+      else if (src.startsWith('<!--', i)) {
+        // A comment ends at the first `-->` after it; where that is, is looked up once for all comments before it.
+        if (comment !== -1 && comment < i + 4) comment = src.indexOf('-->', i + 4);
+        if (comment === -1) i++;
+        else add({ type: 'html', raw: src.slice(i, comment + 3) }, comment + 3);
+      } else i++;
+    } else if (c === '\n' && before === ' ' && src[i - 2] === ' ') {
+      let spaces = i;
+      while (spaces > from && src[spaces - 1] === ' ') spaces--;
+      const end = i + 1;
+      i = spaces;
+      add({ type: 'br', raw: src.slice(spaces, end) }, end);
+    } else {
+      // GitHub's autolinks: a URL not inside a word; `www.` after a space, a delimiter or a parenthesis; an e-mail
+      // address.
+      const url =
+        (c === 'h' ? !/[a-z\d]/i.test(before ?? '') : c === 'w' && (isSpace(before) || '*_~('.includes(before!))) &&
+        literalUrl(src, i);
+      const address = !url && mail && isLocal(c) && !isLocal(before) && literalAddress(src, i);
+      const found = url || address;
+      if (found) {
+        const raw = src.slice(i, found);
+        const href = address ? 'mailto:' + raw : c === 'w' ? 'http://' + raw : raw;
+        add({ type: 'link', raw, href, tokens: [text(raw)] }, found);
+      } else i++;
+    }
+  }
+  if (i > from) items.push(text(src.slice(from)));
+  return resolve(items, src).tokens;
+}
+
+/**
+ * After the `]` at `at - 1`: a link's destination and title, `(href "title")`, or a reference to a definition
+ * (`[label]`, `[]`, or none after a bracketed label); with where the link ends.
+ */
+function linkTarget(
+  src: string,
+  at: number,
+  opener: Bracket,
+  defs: Map<string, string>,
+): [href: string, end: number] | undefined {
+  const limit = Math.min(src.length, at + maxTarget);
+  const skip = (k: number) => {
+    while (k < limit && /[ \t\n]/.test(src[k]!)) k++;
+    return k;
+  };
+  if (src[at] === '(') {
+    let k = skip(at + 1);
+    let href: string;
+    if (src[k] === '<') {
+      let end = k + 1;
+      while (end < limit && !'<>\n'.includes(src[end]!)) end++;
+      if (src[end] !== '>') return undefined;
+      href = src.slice(k + 1, end);
+      k = end + 1;
+    } else {
+      const start = k;
+      for (let open = 0; k < limit; k++) {
+        const c = src[k]!;
+        if (c === '\\' && asciiPunctuation.test(src[k + 1] ?? '')) k++;
+        else if (c <= ' ') break;
+        else if (c === '(') {
+          if (++open > 32) return undefined;
+        } else if (c === ')' && !open--) break;
+      }
+      href = src.slice(start, k);
+    }
+    const spaced = skip(k);
+    const quote = src[spaced];
+    if (spaced > k && (quote === '"' || quote === "'" || quote === '(')) {
+      const closing = quote === '(' ? ')' : quote;
+      let end = spaced + 1;
+      for (; end < limit && src[end] !== closing; end++) if (src[end] === '\\') end++;
+      if (end >= limit) return undefined;
+      k = skip(end + 1);
+    } else k = spaced;
+    return src[k] === ')' ? [unescape(href), k + 1] : undefined;
+  }
+  if (!defs.size) return undefined;
+  if (at - opener.at > 1000) return undefined;
+  let name = src.slice(opener.at + opener.bracket.length, at - 1);
+  let end = at;
+  if (src[at] === '[') {
+    const close = src.indexOf(']', at);
+    if (close > 0 && close - at <= 1000 && !src.slice(at + 1, close).includes('[')) {
+      if (close > at + 1) name = src.slice(at + 1, close);
+      end = close + 1;
+    }
+  }
+  if (name.length > 999) return undefined;
+  const found = defs.get(label(name));
+  return found === undefined ? undefined : [found, end];
+}
+
+/** A URL's scheme, or `www.`, and its domain: letters, digits, `-` and `_`, in parts parted by dots. */
+const urlStart = /(https?:\/\/|www\.)[\w-]+(?:\.[\w-]+)*/iy;
+const addressDomain = /[a-z\d_-]+(?:\.[a-z\d_-]+)+/iy;
+
+/** The end of a GitHub URL autolink starting at `at` (`https://`, `http://` or `www.`), if one does. */
+function literalUrl(src: string, at: number): number | undefined {
+  urlStart.lastIndex = at;
+  const scheme = urlStart.exec(src);
+  if (!scheme) return undefined;
+  let end = at + scheme[0].length;
+  while (end < src.length && !/[\s<]/.test(src[end]!)) end++;
+  // Trailing punctuation is not part of it, nor a closing parenthesis that has no opening one in it.
+  const url = src.slice(at, end);
+  let open = 0;
+  let close = 0;
+  for (const c of url)
+    if (c === '(') open++;
+    else if (c === ')') close++;
+  for (;;) {
+    const last = src[end - 1]!;
+    if ('?!.,:*_~\'"'.includes(last)) end--;
+    else if (last === ')' && close > open) {
+      close--;
+      end--;
+    } else break;
+  }
+  return end > at + scheme[1]!.length ? end : undefined;
+}
+
+/** The end of an e-mail address starting at `at`, if one does. */
+function literalAddress(src: string, at: number): number | undefined {
+  let k = at;
+  while (isLocal(src[k])) k++;
+  if (src[k] !== '@') return undefined;
+  addressDomain.lastIndex = k + 1;
+  const domain = addressDomain.exec(src);
+  if (!domain) return undefined;
+  let name = domain[0];
+  if (/[-_]$/.test(name)) return undefined;
+  name = name.replace(/\.+$/, '');
+  return k + 1 + name.length;
+}
+
+/**
+ * Pairs the emphasis and strikethrough delimiter runs of a sequence (CommonMark's process of emphasis, with its
+ * bounds that keep it linear), and makes the rest text.
+ */
+function resolve(items: Item[], src: string): { tokens: Inline[]; depth: number } {
+  const out: Item[] = [];
+  /** The indexes in `out` of the runs that can open, and the deepest item between each and the next. */
+  const openers: number[] = [];
+  const deepest: number[] = [];
+  /** By kind of closer: openers below this index never close it. */
+  const bottom = new Map<string, number>();
+  let depth = 0;
+  const push = (item: Item, d: number) => {
+    out.push(item);
+    if (openers.length) deepest[openers.length - 1] = Math.max(deepest.at(-1)!, d);
+    else depth = Math.max(depth, d);
+  };
+  const truncate = (length: number) => {
+    openers.length = deepest.length = length;
+    for (const [key, value] of bottom) if (value > length) bottom.set(key, length);
+  };
+
+  for (const item of items) {
+    if (!('char' in item)) {
+      push(item, 'tokens' in item ? (depths.get(item) ?? 0) : 0);
+      continue;
+    }
+    const closer = item;
+    const key = closer.char + closer.opens + (closer.length % 3);
+    while (closer.closes && closer.left) {
+      let k = openers.length - 1;
+      const floor = bottom.get(key) ?? 0;
+      for (; k >= floor; k--) {
+        const o = out[openers[k]!] as Delimiter;
+        if (o.char !== closer.char) continue;
+        if (o.char === '~') {
+          if (o.left === closer.left) break;
+        } else if (!(
+          (o.closes || closer.opens) &&
+          (o.length + closer.length) % 3 === 0 &&
+          (o.length % 3 || closer.length % 3)
+        )) {
+          break;
+        }
+      }
+      if (k < floor) {
+        bottom.set(key, openers.length);
+        break;
+      }
+      let d = 0;
+      for (let j = k; j < deepest.length; j++) d = Math.max(d, deepest[j]!);
+      const opener = out[openers[k]!] as Delimiter;
+      if (d + 1 > maxDepth) {
+        // Nested too deep: this opener and the ones above it stay text.
+        const below = deepest[k - 1];
+        truncate(k);
+        if (below === undefined) depth = Math.max(depth, d);
+        else deepest[k - 1] = Math.max(below, d);
+        break;
+      }
+      const use = closer.char === '~' ? closer.left : opener.left > 1 && closer.left > 1 ? 2 : 1;
+      const content = finish(out.splice(openers[k]! + 1));
+      truncate(k + 1);
+      opener.left -= use;
+      const raw = src.slice(opener.at + opener.left, closer.at + closer.length - closer.left + use);
+      closer.left -= use;
+      const span: Span = {
+        type: closer.char === '~' ? 'del' : use === 2 ? 'strong' : 'em',
+        raw,
+        tokens: content,
+      };
+      depths.set(span, d + 1);
+      deepest[k] = 0;
+      if (!opener.left) {
+        out.pop();
+        truncate(k);
+      }
+      push(span, d + 1);
+    }
+    if (closer.left && closer.opens) {
+      openers.push(out.length);
+      deepest.push(0);
+      out.push(closer);
+    } else if (closer.left) push(closer, 0);
+  }
+  for (const d of deepest) depth = Math.max(depth, d);
+  return { tokens: finish(out), depth };
+}
+
+/** The items as tokens: runs and brackets left over are text, and neighbouring texts are one. */
+function finish(items: Item[]): Inline[] {
+  const tokens: Inline[] = [];
+  let raw: string[] = [];
+  let texts: string[] = [];
+  const end = () => {
+    if (raw.length) tokens.push(text(raw.join(''), texts.join('')));
+    raw = [];
+    texts = [];
+  };
+  for (const item of items) {
+    const token = 'char' in item ? text(item.char.repeat(item.left)) : 'bracket' in item ? text(item.bracket) : item;
+    if (token.type === 'text' && !token.tokens) {
+      raw.push(token.raw);
+      texts.push(token.text);
+    } else {
+      end();
+      tokens.push(token);
+    }
+  }
+  end();
+  return tokens;
+}
