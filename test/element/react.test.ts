@@ -65,6 +65,31 @@ describe('persona-chat/react', () => {
     return { conversationId: conversations[0]!.detail.conversationId, reply: replies[0]! };
   }
 
+  // First in the file: the page has not registered the tag yet, as when a server-rendered page hydrates.
+  it('hydrates the bare tag a server rendered, the element starting with its props, then listens to its events', async () => {
+    // What a server renders for the component: the tag alone, its properties and listeners left to the browser.
+    container.innerHTML = '<persona-chat></persona-chat>';
+    const chat = recorded('/hydrated');
+    const ready: { endpoint: string; mode: string }[] = [];
+    root = hydrateRoot(
+      container,
+      createElement(PersonaChat, {
+        ...chat.props,
+        onReady: event => {
+          const el = event.target as PersonaChatElement;
+          ready.push({ endpoint: el.endpoint, mode: el.mode });
+        },
+      }),
+      { onRecoverableError: error => expect.fail(`hydration failed: ${String(error)}`) },
+    );
+    expect(customElements.get('persona-chat'), 'not registered before the props are set').to.equal(undefined);
+    await waitUntil(() => ready.length === 1, 'onReady is called once the element is registered and first rendered');
+    expect(ready[0], 'its first render had the props').to.include({ endpoint: '/persona-chat', mode: 'inline' });
+    const { conversationId, reply } = await converse(chat);
+    expect(reply.detail.content).to.contain('3 to 5 business days');
+    expect((await storedMetadata(conversationId)).client).to.deep.equal({ page: '/hydrated' });
+  });
+
   it('registers the tag, sets the props as properties, and calls the event props with typed events', async () => {
     const chat = recorded('/react');
     root = createRoot(container);
@@ -77,17 +102,5 @@ describe('persona-chat/react', () => {
     expect(reply.content).to.equal(reply.detail.content);
     expect(el.shadowRoot!.textContent).to.contain('3 to 5 business days');
     expect((await storedMetadata(conversationId)).client).to.deep.equal({ page: '/react' });
-  });
-
-  it('hydrates the bare tag a server rendered, and then sets its properties and listens to its events', async () => {
-    // What a server renders for the component: the tag alone, its properties and listeners left to the browser.
-    container.innerHTML = '<persona-chat></persona-chat>';
-    const chat = recorded('/hydrated');
-    root = hydrateRoot(container, createElement(PersonaChat, chat.props), {
-      onRecoverableError: error => expect.fail(`hydration failed: ${error}`),
-    });
-    const { conversationId, reply } = await converse(chat);
-    expect(reply.detail.content).to.contain('3 to 5 business days');
-    expect((await storedMetadata(conversationId)).client).to.deep.equal({ page: '/hydrated' });
   });
 });
