@@ -27,8 +27,13 @@ export const freePort = () =>
     });
   });
 
+// The colours some tools print whatever NO_COLOR says.
+// eslint-disable-next-line no-control-regex
+const colours = /\x1b\[[0-9;]*m/g;
+
 /** The last lines a program printed, to explain a failure. */
-export const tail = (text: string, lines = 40) => text.trimEnd().split('\n').slice(-lines).join('\n');
+export const tail = (text: string, lines = 40) =>
+  text.replace(colours, '').trimEnd().split('\n').slice(-lines).join('\n');
 
 /**
  * The environment of every program the suite starts: PATH and a home of the folder's own, and nothing of the
