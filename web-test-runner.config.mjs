@@ -11,6 +11,7 @@ import { createBackend } from './src/server/app.ts';
 import { MemoryStore } from './src/server/store.ts';
 import { browserLaunchers } from './test/support/browsers.mjs';
 import { freePort } from './test/support/ports.mjs';
+import { reactEsm } from './test/support/react-esm.mjs';
 
 const browsers = browserLaunchers();
 
@@ -288,6 +289,7 @@ export default {
     offlinePlugin,
     loopbackOnly,
     clipboardPlugin,
+    reactEsm,
   ],
   browsers,
   concurrency: 1,

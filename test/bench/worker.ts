@@ -3,7 +3,7 @@
 import { bundleForWorkers, workerBudget } from '../support/worker-bundle.js';
 
 export async function workerBundleRows(): Promise<Record<string, unknown>[]> {
-  const { bytes, gzipBytes, byPackage } = await bundleForWorkers('test/server/examples/worker.ts');
+  const { bytes, gzipBytes, byPackage } = await bundleForWorkers('examples/worker/src/index.ts');
   const kb = (n: number) => (n / 1024).toFixed(1);
   return [
     {

@@ -4,7 +4,7 @@ import { bundleForWorkers, workerBudget } from '../support/worker-bundle.js';
 
 describe('a Workers bundle', () => {
   for (const [name, entry] of [
-    ["the README's Worker example (the backend)", 'test/server/examples/worker.ts'],
+    ["the README's Worker example (the backend)", 'examples/worker/src/index.ts'],
     ['persona-chat/service', 'src/service/index.ts'],
   ] as const) {
     it(`of ${name} imports no Node module at load; node:http2 only when HTTP/2 delivery runs`, async () => {
@@ -19,7 +19,7 @@ describe('a Workers bundle', () => {
   }
 
   it(`of the README's Worker example stays within ${workerBudget.bytes / 1024} KiB minified, ${workerBudget.gzipBytes / 1024} KiB gzip`, async () => {
-    const { bytes, gzipBytes, byPackage } = await bundleForWorkers('test/server/examples/worker.ts');
+    const { bytes, gzipBytes, byPackage } = await bundleForWorkers('examples/worker/src/index.ts');
     const parts = Object.entries(byPackage)
       .sort((a, b) => b[1] - a[1])
       .map(([name, size]) => `${name} ${(size / 1024).toFixed(1)} KiB`)

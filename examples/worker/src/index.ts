@@ -6,19 +6,19 @@ interface Env {
   PERSONA_CHAT_API_KEY: string;
   PERSONA_CHAT_PERSONA_ID: string;
   PERSONA_CHAT_TOKEN_SECRET: string;
+  PERSONA_CHAT_ALLOWED_ORIGIN: string; // e.g. https://www.example.com
 }
 
 let backend: Backend | undefined;
 
 export default {
-  // ctx: the Worker's execution context, whose waitUntil lets a reply go on after its request.
-  fetch(request: Request, env: Env, ctx: { waitUntil(work: Promise<unknown>): void }): Promise<Response> {
+  fetch(request: Request, env: Env, ctx: { waitUntil(promise: Promise<unknown>): void }): Promise<Response> {
     backend ??= createBackend({
       serviceUrl: env.PERSONA_CHAT_SERVICE_URL,
       apiKey: env.PERSONA_CHAT_API_KEY,
       personaId: env.PERSONA_CHAT_PERSONA_ID,
       tokenSecret: env.PERSONA_CHAT_TOKEN_SECRET,
-      allowedOrigins: ['https://www.example.com'],
+      allowedOrigins: [env.PERSONA_CHAT_ALLOWED_ORIGIN],
       basePath: '/persona-chat',
       clientIp: req => req.headers.get('cf-connecting-ip'),
     });

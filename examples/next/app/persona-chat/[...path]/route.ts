@@ -6,7 +6,7 @@ const backend = createBackend({
   apiKey: process.env.PERSONA_CHAT_API_KEY!,
   personaId: process.env.PERSONA_CHAT_PERSONA_ID!,
   tokenSecret: process.env.PERSONA_CHAT_TOKEN_SECRET!,
-  allowedOrigins: ['https://www.example.com'],
+  allowedOrigins: [process.env.PERSONA_CHAT_ALLOWED_ORIGIN!], // e.g. https://www.example.com
   basePath: '/persona-chat',
   clientIp: request => request.headers.get('x-real-ip'),
 });
