@@ -15,9 +15,11 @@ const publicApi = {
       module.path = shipped(module.path);
       for (const declaration of module.declarations ?? []) {
         if (!declaration.customElement) continue;
-        declaration.members = declaration.members?.filter(
-          member => !member.static && !member.privacy && !member.name.startsWith('#'),
-        );
+        // Internal state is declared with the reactive properties (`state: true`), and has no attribute.
+        const hidden = member => (member.privacy && member.privacy !== 'public') || member.name.startsWith('#');
+        const internal = new Set(declaration.members?.filter(hidden).map(member => member.name));
+        declaration.attributes = declaration.attributes?.filter(attribute => !internal.has(attribute.fieldName));
+        declaration.members = declaration.members?.filter(member => !member.static && !hidden(member));
         // The events the JSDoc names (`@fires`), each with its class. The analyser also reads every
         // `dispatchEvent(new …)` and names those after the constructor's first argument: dropped.
         declaration.events = declaration.events

@@ -207,10 +207,15 @@ const hostileBackend = createBackend({
       : '';
     const response = await hostileEmulator.fetch(request);
     if (!asked.includes('bad citations')) return response;
-    const text = (await response.text()).replace(
-      /"citations":\[.*?\](?=,"moderation)/,
-      () => `"citations":${JSON.stringify(garbageCitations)}`,
-    );
+    // Every `citations` in the reply, whether one JSON body or the data of each server-sent event, becomes garbage.
+    const garble = json =>
+      JSON.stringify(JSON.parse(json), (key, value) => (key === 'citations' ? garbageCitations : value));
+    const text = (await response.text())
+      .split('\n')
+      .map(line =>
+        line.startsWith('data: {') ? `data: ${garble(line.slice(6))}` : line.startsWith('{') ? garble(line) : line,
+      )
+      .join('\n');
     return new Response(text, response);
   },
 });

@@ -1,6 +1,6 @@
 import { LitElement, html, nothing } from 'lit';
+import { property, state } from 'lit/decorators.js';
 import type { PropertyValues } from 'lit';
-import { property, query, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import { ChatController } from './controller.js';
 import type { ReplyResult } from './controller.js';
@@ -220,21 +220,29 @@ export class PersonaChat extends LitElement {
   /** The history view's code, loaded the first time it is shown. */
   #historyView: Promise<HistoryView> | undefined;
   #shownHistory: HistoryView | undefined;
-  @query('textarea') private input?: HTMLTextAreaElement;
-  @query('.messages') private list?: HTMLElement;
+  get #input() {
+    return this.renderRoot?.querySelector<HTMLTextAreaElement>('textarea') ?? undefined;
+  }
+  get #list() {
+    return this.renderRoot?.querySelector<HTMLElement>('.messages') ?? undefined;
+  }
   /** The message list's keyboard order: one Tab stop, the arrow keys between messages. */
   #transcript: Transcript | undefined;
-  @query('.launcher') private launcherButton?: HTMLButtonElement;
+  get #launcherButton() {
+    return this.renderRoot?.querySelector<HTMLButtonElement>('.launcher') ?? undefined;
+  }
 
-  private readonly chat = new ChatController(this);
-  @query('.live') private live?: HTMLElement;
+  readonly #chat = new ChatController(this);
+  get #live() {
+    return this.renderRoot?.querySelector<HTMLElement>('.live') ?? undefined;
+  }
   /** The turn whose reply is to be read out once it is drawn. */
   #toAnnounce: string | undefined;
   readonly #internals = this.attachInternals();
   /** The language asked for, and the one whose strings are shown (its table, undefined for English). */
   #wanted = 'en';
   #shown: { language: string; table: Partial<Strings> | undefined } = { language: 'en', table: undefined };
-  #percent: { locale: string; format: Intl.NumberFormat } | undefined;
+  #percentCache: { locale: string; format: Intl.NumberFormat } | undefined;
 
   static override get observedAttributes() {
     return [...super.observedAttributes, 'lang', 'dir'];
@@ -251,7 +259,7 @@ export class PersonaChat extends LitElement {
 
   /** Shows the strings of the element's language, loading its table first (English meanwhile, or if it fails). */
   #localize() {
-    const language = languageOf(this.locale);
+    const language = languageOf(this.#locale);
     if (language === this.#wanted) return;
     this.#wanted = language;
     loadTable(language).then(
@@ -265,63 +273,63 @@ export class PersonaChat extends LitElement {
   }
 
   /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's, then the browser's. */
-  private get locale() {
+  get #locale() {
     return localeOf(this);
   }
 
-  private get percent() {
-    const locale = this.locale;
-    if (this.#percent?.locale !== locale) {
+  get #percent() {
+    const locale = this.#locale;
+    if (this.#percentCache?.locale !== locale) {
       let format: Intl.NumberFormat;
       try {
         format = new Intl.NumberFormat(locale, { style: 'percent' });
       } catch {
         format = new Intl.NumberFormat(undefined, { style: 'percent' });
       }
-      this.#percent = { locale, format };
+      this.#percentCache = { locale, format };
     }
-    return this.#percent.format;
+    return this.#percentCache.format;
   }
 
   constructor() {
     super();
-    Object.assign(this.chat, {
-      onReply: (reply: ReplyResult, id: string) => this.replied(reply, id),
-      onError: (error: PersonaChatError) => this.failed(error),
+    Object.assign(this.#chat, {
+      onReply: (reply: ReplyResult, id: string) => this.#replied(reply, id),
+      onError: (error: PersonaChatError) => this.#failed(error),
       onConversation: (id: string, restored: boolean) => {
         if (restored) forgetViews(this);
-        if (!this.draft) this.draft = this.chat.tab.draft(id);
+        if (!this.draft) this.draft = this.#chat.tab.draft(id);
         this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
       },
       // The turn's status shows at once (a status changes rarely); the messages render once per frame.
       onChange: () => {
-        const status = currentTurn(this.chat.state)?.status ?? 'idle';
+        const status = currentTurn(this.#chat.state)?.status ?? 'idle';
         if (status !== this.turnStatus) this.turnStatus = status;
       },
-      onUnsent: (texts: string[]) => this.keepDraft([...texts, this.draft].filter(Boolean).join('\n')),
+      onUnsent: (texts: string[]) => this.#keepDraft([...texts, this.draft].filter(Boolean).join('\n')),
     } satisfies Partial<ChatController>);
   }
 
-  #text: { from: unknown[]; strings: Strings } | undefined;
+  #textCache: { from: unknown[]; strings: Strings } | undefined;
 
   /** The strings shown; the same object until what they come from changes, so that unchanged messages are skipped. */
-  private get text(): Strings {
+  get #text(): Strings {
     const from = [this.#shown.table, this.strings, this.heading, this.placeholder];
-    if (this.#text?.from.every((value, i) => value === from[i])) return this.#text.strings;
+    if (this.#textCache?.from.every((value, i) => value === from[i])) return this.#textCache.strings;
     const strings = resolveStrings(this.#shown.table, this.strings);
     if (this.heading) strings.heading = this.heading;
     if (this.placeholder) strings.placeholder = this.placeholder;
-    this.#text = { from, strings };
+    this.#textCache = { from, strings };
     return strings;
   }
 
   /** `headingLevel` if it is a level, else 2. */
-  private get level() {
+  get #level() {
     const level = this.headingLevel;
     return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 2;
   }
 
-  private get inline() {
+  get #inline() {
     return oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode') === 'inline';
   }
 
@@ -350,8 +358,8 @@ export class PersonaChat extends LitElement {
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
     void this.updateComplete.then(() => {
       if (!this.isConnected) return;
-      if (!this.draft) this.draft = this.chat.tab.draft(null);
-      if ((this.inline || this.open) && this.endpoint) void this.chat.start();
+      if (!this.draft) this.draft = this.#chat.tab.draft(null);
+      if ((this.#inline || this.open) && this.endpoint) void this.#chat.start();
     });
   }
 
@@ -366,11 +374,11 @@ export class PersonaChat extends LitElement {
   }
 
   protected override firstUpdated() {
-    if (this.#launcherFocused) this.launcherButton?.focus();
+    if (this.#launcherFocused) this.#launcherButton?.focus();
     oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
     oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
     oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');
-    if (this.level !== this.headingLevel) {
+    if (this.#level !== this.headingLevel) {
       console.warn(`<persona-chat>: heading-level="${this.headingLevel}" is not a level from 1 to 6; using 2.`);
     }
     this.dispatchEvent(new PersonaChatReadyEvent());
@@ -404,19 +412,19 @@ export class PersonaChat extends LitElement {
 
   protected override updated(changed: PropertyValues<this>) {
     this.#syncDialog();
-    if (this.list !== this.#transcript?.list) {
+    if (this.#list !== this.#transcript?.list) {
       this.#transcript?.disconnect();
-      this.#transcript = this.list && new Transcript(this.list);
+      this.#transcript = this.#list && new Transcript(this.#list);
     }
     if (changed.has('open') && changed.get('open') !== undefined) {
       this.dispatchEvent(this.open ? new PersonaChatOpenEvent() : new PersonaChatCloseEvent());
       if (this.open) {
         this.unread = 0;
-        void this.chat.start();
-        this.input?.focus();
+        void this.#chat.start();
+        this.#input?.focus();
       }
     }
-    if (this.pinned && this.list) this.list.scrollTop = this.list.scrollHeight;
+    if (this.pinned && this.#list) this.#list.scrollTop = this.#list.scrollHeight;
     if (this.#toAnnounce) this.#announce(this.#toAnnounce);
     const changes = changed as Map<string, unknown>;
     // The focus goes where the visitor's work goes on, never to the page's body.
@@ -436,11 +444,11 @@ export class PersonaChat extends LitElement {
         find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
       } else if (now && before?.deleting && !now.deleting)
         find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
-      else if (!now && before) this.input?.focus();
+      else if (!now && before) this.#input?.focus();
     }
     if (changes.has('draft')) this.#countDown();
     // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
-    if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.say(this.text.typing);
+    if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#say(this.#text.typing);
     if (changed.has('turnStatus')) {
       try {
         for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
@@ -463,7 +471,7 @@ export class PersonaChat extends LitElement {
     if (!this.open) return;
     this.open = false;
     await this.updateComplete;
-    this.launcherButton?.focus();
+    this.#launcherButton?.focus();
   }
 
   /** Opens or closes the panel. */
@@ -478,7 +486,7 @@ export class PersonaChat extends LitElement {
     if (event.defaultPrevented || !event.detail.text.trim())
       throw new DOMException('The message was not sent.', 'AbortError');
     this.errorMessage = '';
-    return this.chat.send(event.detail.text);
+    return this.#chat.send(event.detail.text);
   }
 
   /**
@@ -486,13 +494,13 @@ export class PersonaChat extends LitElement {
    * `persona-chat-message` fired.
    */
   async stop() {
-    this.chat.stop();
+    this.#chat.stop();
     await this.updateComplete;
   }
 
   /** The visitor's conversations with this persona (the first pages, up to 100), as the backend lists them. */
   async listConversations(): Promise<ConversationSummary[]> {
-    return (await this.chat.listConversations()).data;
+    return (await this.#chat.listConversations()).data;
   }
 
   /**
@@ -503,14 +511,14 @@ export class PersonaChat extends LitElement {
     this.#keepPending();
     forgetViews(this);
     this.errorMessage = '';
-    this.say('');
-    await this.chat.openConversation(id);
+    this.#say('');
+    await this.#chat.openConversation(id);
     this.history = undefined;
     await this.updateComplete;
   }
 
   /** Shows or hides the history view; its code is loaded the first time. */
-  private async toggleHistory() {
+  async #toggleHistory() {
     if (this.history) return void (this.history = undefined);
     // The view sees the element through this, not through public members of its own.
     const host = {
@@ -518,36 +526,36 @@ export class PersonaChat extends LitElement {
       show: (list: HistoryList | undefined) => void (this.history = list),
       root: this.renderRoot as ShadowRoot,
       open: (id: string) => this.openConversation(id),
-      strings: () => this.text,
-      say: (text: string) => this.say(text),
+      strings: () => this.#text,
+      say: (text: string) => this.#say(text),
     };
-    this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(host, this.chat));
+    this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(host, this.#chat));
     try {
       await (this.#shownHistory = await this.#historyView).show();
     } catch {
       // Its file could not be loaded (offline, a deploy that removed it): the next press tries again.
       this.#historyView = undefined;
-      this.errorMessage = this.text.errorNetwork;
+      this.errorMessage = this.#text.errorNetwork;
     }
   }
 
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
   async newConversation() {
     this.#keepPending();
-    this.chat.newConversation();
+    this.#chat.newConversation();
     this.history = undefined;
     forgetViews(this);
     this.errorMessage = '';
-    this.say('');
+    this.#say('');
     this.requestUpdate();
     await this.updateComplete;
   }
 
-  private replied(reply: ReplyResult, id: string) {
-    if (this.inline || this.open) this.#toAnnounce = id;
+  #replied(reply: ReplyResult, id: string) {
+    if (this.#inline || this.open) this.#toAnnounce = id;
     else {
       this.unread++;
-      this.say(this.text.unread(this.unread));
+      this.#say(this.#text.unread(this.unread));
     }
     this.requestUpdate();
     this.dispatchEvent(
@@ -562,13 +570,13 @@ export class PersonaChat extends LitElement {
   #countDown() {
     const remaining = Math.max(0, 4000 - this.draft.length);
     const step = [0, 10, 20, 50, 100, 200].find(step => remaining <= step) ?? Infinity;
-    if (step < this.#counted) this.say(this.text.charactersLeft(remaining));
+    if (step < this.#counted) this.#say(this.#text.charactersLeft(remaining));
     this.#counted = step;
   }
 
   /** Has screen readers say `text` (politely); set apart from rendering, so that saying it needs no update. */
-  private say(text: string) {
-    if (this.live) this.live.textContent = text;
+  #say(text: string) {
+    if (this.#live) this.#live.textContent = text;
   }
 
   /**
@@ -577,22 +585,22 @@ export class PersonaChat extends LitElement {
    */
   #announce(id: string) {
     this.#toAnnounce = undefined;
-    const drawn = this.list?.querySelector(`.item[data-key="${CSS.escape(id)}"] .markdown`);
+    const drawn = this.#list?.querySelector(`.item[data-key="${CSS.escape(id)}"] .markdown`);
     if (!drawn) return;
     const copy = drawn.cloneNode(true) as Element;
     copy.querySelectorAll('sup.cite, button').forEach(node => node.remove());
     const text = (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
-    this.say(`${this.text.said(this.heading || this.text.assistant)} ${text}`);
+    this.#say(`${this.#text.said(this.heading || this.#text.assistant)} ${text}`);
   }
 
   /** Sets the message box's text, and keeps it for a reload of the tab. */
-  private keepDraft(text: string) {
+  #keepDraft(text: string) {
     this.draft = text;
-    this.chat.tab.saveDraft(this.chat.state.conversationId, text);
+    this.#chat.tab.saveDraft(this.#chat.state.conversationId, text);
   }
 
-  private failed(error: PersonaChatError) {
-    const t = this.text;
+  #failed(error: PersonaChatError) {
+    const t = this.#text;
     this.errorMessage =
       {
         network_error: t.errorNetwork,
@@ -608,41 +616,41 @@ export class PersonaChat extends LitElement {
     this.dispatchEvent(new PersonaChatErrorEvent(error.code, error.retryable, error));
   }
 
-  private submit(event?: Event) {
+  #submit(event?: Event) {
     event?.preventDefault();
     const text = this.draft.trim();
     if (!text) return;
-    this.keepDraft('');
+    this.#keepDraft('');
     this.pinned = true;
     this.send(text).catch(() => {});
   }
 
   /** The one Send/Stop button: it keeps its identity (and the focus) while its label and action change. */
-  private sendOrStop(event: Event) {
-    if (!this.busy) return;
+  #sendOrStop(event: Event) {
+    if (!this.#busy) return;
     event.preventDefault();
     void this.stop();
   }
 
   /** Whether a turn is being answered or waits: the button is Stop. */
-  private get busy() {
-    const { state } = this.chat;
+  get #busy() {
+    const { state } = this.#chat;
     return Boolean(activeTurn(state)) || state.turns.some(turn => turn.status === TurnStatus.queued);
   }
 
-  private retry() {
+  #retry() {
     this.errorMessage = '';
-    void this.chat.retry()?.catch(() => {});
+    void this.#chat.retry()?.catch(() => {});
     // The Retry button goes away: the focus moves to the message box.
-    void this.updateComplete.then(() => this.input?.focus());
+    void this.updateComplete.then(() => this.#input?.focus());
   }
 
-  private keydown(event: KeyboardEvent) {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) this.submit(event);
-    if (event.key === 'Escape' && !this.inline) void this.hide();
+  #keydown(event: KeyboardEvent) {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) this.#submit(event);
+    if (event.key === 'Escape' && !this.#inline) void this.hide();
   }
 
-  private clickInMessages(event: Event) {
+  #clickInMessages(event: Event) {
     const target = event.target as HTMLElement;
     const cite = target.closest<HTMLElement>('a[data-cite]');
     const copy = target.closest<HTMLElement>('[data-copy]');
@@ -653,29 +661,29 @@ export class PersonaChat extends LitElement {
       if (item) showSource(item);
     } else if (copy) {
       // A clipboard that refuses (a page without the permission) leaves the button as it was.
-      copyCode(copy, this.text.copied).catch(() => {});
+      copyCode(copy, this.#text.copied).catch(() => {});
     }
     if (cite || source) {
       const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);
       const key = (cite ?? source)!.closest<HTMLElement>('.item')?.dataset.key;
-      const { turns, history } = this.chat.state;
+      const { turns, history } = this.#chat.state;
       const citation = (turns.find(turn => turn.id === key) ?? history.find(item => item.id === key))?.citations[index];
       const footnote = Number(cite ? cite.textContent : (source!.closest('li') as HTMLLIElement | null)?.value);
       if (citation) this.dispatchEvent(new PersonaChatCitationEvent(citation, footnote || index + 1));
     }
   }
 
-  private scrolled() {
-    const list = this.list;
+  #scrolled() {
+    const list = this.#list;
     if (list) this.pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   }
 
   override render() {
-    const t = this.text;
-    const inline = this.inline;
-    const { state } = this.chat;
+    const t = this.#text;
+    const inline = this.#inline;
+    const { state } = this.#chat;
     const replying = Boolean(activeTurn(state));
-    const busy = this.busy;
+    const busy = this.#busy;
     const panelOpen = inline || this.open;
     const remaining = 4000 - this.draft.length;
     const language = this.#shown.language;
@@ -683,11 +691,11 @@ export class PersonaChat extends LitElement {
     const context: RenderContext = {
       strings: t,
       speaker: this.heading || t.assistant,
-      percent: this.percent,
-      actions: { retry: () => this.retry(), feedback: (...args) => this.feedback(...args) },
+      percent: this.#percent,
+      actions: { retry: () => this.#retry(), feedback: (...args) => this.#feedback(...args) },
       commenting: this.commenting,
       thanked: this.thanked,
-      headingLevel: this.level + 1,
+      headingLevel: this.#level + 1,
     };
     const empty = !state.history.length && !state.turns.length;
     const content = this.#content(t, context, { empty, busy, replying, remaining });
@@ -741,13 +749,13 @@ export class PersonaChat extends LitElement {
     panel: { empty: boolean; busy: boolean; replying: boolean; remaining: number },
   ) {
     const { empty, busy, replying, remaining } = panel;
-    const state = this.chat.state;
-    const retryable = this.chat.retryable();
-    const inline = this.inline;
+    const state = this.#chat.state;
+    const retryable = this.#chat.retryable();
+    const inline = this.#inline;
     return html`
         <header part="header">
           <div class="titles">
-            ${heading(this.level, t.heading)}
+            ${heading(this.#level, t.heading)}
             ${this.subheading ? html`<p>${this.subheading}</p>` : nothing}
           </div>
           ${
@@ -760,7 +768,7 @@ export class PersonaChat extends LitElement {
                   aria-label=${t.conversations}
                   title=${t.conversations}
                   aria-pressed=${this.history ? 'true' : 'false'}
-                  @click=${() => this.toggleHistory()}
+                  @click=${() => this.#toggleHistory()}
                 >
                   ${historyIcon}
                 </button>`
@@ -770,13 +778,13 @@ export class PersonaChat extends LitElement {
             class="icon-button"
             aria-label=${t.newConversation}
             title=${t.newConversation}
-            @click=${() => this.newConversation().then(() => this.input?.focus())}
+            @click=${() => this.newConversation().then(() => this.#input?.focus())}
           >
             ${newIcon}
           </button>
           ${inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => this.hide()}>${closeIcon}</button>`}
         </header>
-        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#shown.language, this.level + 1) : nothing}
+        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#shown.language, this.#level + 1) : nothing}
         <div
           class="messages"
           part="messages"
@@ -784,8 +792,8 @@ export class PersonaChat extends LitElement {
           tabindex="-1"
           ?hidden=${Boolean(this.history)}
           aria-live="off"
-          @scroll=${this.scrolled}
-          @click=${this.clickInMessages}
+          @scroll=${this.#scrolled}
+          @click=${this.#clickInMessages}
         >
           ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${this.greeting}</div>` : nothing}
           ${
@@ -826,22 +834,22 @@ export class PersonaChat extends LitElement {
             : nothing
         }
         ${this.errorMessage ? html`<div class="error" part="error" role="alert">${this.errorMessage}</div>` : nothing}
-        <form part="composer" ?hidden=${Boolean(this.history)} @submit=${this.submit}>
+        <form part="composer" ?hidden=${Boolean(this.history)} @submit=${this.#submit}>
           <textarea
             part="input"
             rows="1"
             aria-label=${t.placeholder}
             placeholder=${t.placeholder}
             .value=${this.draft}
-            @input=${(e: Event) => this.keepDraft((e.target as HTMLTextAreaElement).value)}
-            @keydown=${this.keydown}
+            @input=${(e: Event) => this.#keepDraft((e.target as HTMLTextAreaElement).value)}
+            @keydown=${this.#keydown}
           ></textarea>
           <button
             type="submit"
             class="send"
             part="send-button"
             aria-disabled=${!busy && !this.draft.trim() ? 'true' : 'false'}
-            @click=${this.sendOrStop}
+            @click=${this.#sendOrStop}
           >${busy ? t.stop : t.send}</button>
         </form>
         ${remaining < 200 ? html`<div class="limit">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
@@ -853,15 +861,15 @@ export class PersonaChat extends LitElement {
    * the comment when it is sent, or without when the box is left (Escape, another thumb, another conversation, the
    * page going away).
    */
-  private feedback(id: string, messageId: string | null, value: Feedback, comment?: string) {
+  #feedback(id: string, messageId: string | null, value: Feedback, comment?: string) {
     const asking = value === 'down' && comment === undefined;
     this.#keepPending(id);
     this.commenting = asking ? id : null;
     this.thanked = comment !== undefined ? id : null;
-    this.#pendingDown = asking ? { id, messageId, conversationId: this.chat.state.conversationId } : undefined;
-    void this.chat
+    this.#pendingDown = asking ? { id, messageId, conversationId: this.#chat.state.conversationId } : undefined;
+    void this.#chat
       .feedback(id, messageId, value, comment, !asking)
-      .catch(error => this.failed(error as PersonaChatError));
+      .catch(error => this.#failed(error as PersonaChatError));
     if (comment === undefined) this.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
   }
 
@@ -871,7 +879,7 @@ export class PersonaChat extends LitElement {
     this.#pendingDown = undefined;
     if (!pending || pending.id === except) return;
     this.commenting = null;
-    void this.chat
+    void this.#chat
       .feedback(pending.id, pending.messageId, 'down', undefined, true, pending.conversationId)
       .catch(() => {});
   }
