@@ -1,5 +1,4 @@
 import { LitElement, html, nothing } from 'lit';
-import { property, state } from 'lit/decorators.js';
 import type { PropertyValues } from 'lit';
 import { guard } from 'lit/directives/guard.js';
 import { ChatController } from './controller.js';
@@ -152,71 +151,104 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback:
  */
 export class PersonaChat extends LitElement {
   static override styles = styles;
+  /** The reactive properties: the public ones, then the internal state that is drawn. */
+  static override properties = {
+    endpoint: {},
+    personaId: { attribute: 'persona-id' },
+    mode: { reflect: true },
+    open: { type: Boolean, reflect: true },
+    heading: {},
+    subheading: {},
+    greeting: {},
+    placeholder: {},
+    starters: { converter: { fromAttribute: parseList } },
+    position: { reflect: true },
+    theme: { reflect: true },
+    headingLevel: { type: Number, attribute: 'heading-level' },
+    noHistory: { type: Boolean, attribute: 'no-history' },
+    storage: {},
+    metadata: { attribute: false },
+    strings: { converter: { fromAttribute: parseStrings } },
+    fetch: { attribute: false },
+    turnStatus: { attribute: 'turn-status', reflect: true },
+    draft: { state: true },
+    pinned: { state: true },
+    errorMessage: { state: true },
+    commenting: { state: true },
+    thanked: { state: true },
+    unread: { state: true },
+    history: { state: true },
+  };
+  // Their accessors are made now, not when the tag is registered: a wrapper that tells properties from attributes by
+  // the prototype (as @lit/react does) sees them before then.
+  static {
+    this.finalize();
+  }
 
   /** The URL where the persona-chat backend is mounted, e.g. `/persona-chat`. Required. */
-  @property() endpoint = '';
+  endpoint = '';
   /** Which of the backend's personas to talk to; the backend decides what is allowed. */
-  @property({ attribute: 'persona-id' }) personaId = '';
+  personaId = '';
   /** `launcher` (a round button opening a panel) or `inline` (fills its box). */
-  @property({ reflect: true }) mode: 'launcher' | 'inline' = 'launcher';
+  mode: 'launcher' | 'inline' = 'launcher';
   /** Whether the panel is open (always, in inline mode). */
-  @property({ type: Boolean, reflect: true }) open = false;
+  open = false;
   /** The panel's title. */
-  @property() heading = '';
+  heading = '';
   /** A line under the title. */
-  @property() subheading = '';
+  subheading = '';
   /** The persona's first bubble in a new conversation; shown, never sent. */
-  @property() greeting = '';
+  greeting = '';
   /** The message box's placeholder. */
-  @property() placeholder = '';
+  placeholder = '';
   /**
    * A few suggested first questions, shown as buttons in an empty conversation and sent on click. As an attribute,
    * a JSON array or the questions separated by `|`.
    */
-  @property({ converter: { fromAttribute: parseList } }) starters: string[] = [];
+  starters: string[] = [];
   /** `bottom-right` or `bottom-left`, for the launcher. */
-  @property({ reflect: true }) position: 'bottom-right' | 'bottom-left' = 'bottom-right';
+  position: 'bottom-right' | 'bottom-left' = 'bottom-right';
   /** `auto`, `light` or `dark`. */
-  @property({ reflect: true }) theme: 'auto' | 'light' | 'dark' = 'auto';
+  theme: 'auto' | 'light' | 'dark' = 'auto';
   /**
    * The level of the panel's title, 1 to 6, for a page whose outline puts the chat elsewhere than under its `<h1>`;
    * a reply's headings and the history view's are one below.
    */
-  @property({ type: Number, attribute: 'heading-level' }) headingLevel = 2;
+  headingLevel = 2;
   /** Hides the history view (the visitor's other conversations), for a site that wants one thread. */
-  @property({ type: Boolean, attribute: 'no-history' }) noHistory = false;
+  noHistory = false;
   /** Where the conversation id is kept: `local`, `session` or `none`. */
-  @property() storage: StorageKind = 'local';
+  storage: StorageKind = 'local';
   /** Page context sent when a conversation starts (flat string values). */
-  @property({ attribute: false }) metadata: Record<string, string> | undefined;
+  metadata: Record<string, string> | undefined;
   /**
    * Overrides for any UI string, on top of the language's table. As an attribute, JSON (where a string is a
    * function of a number, `{n}` stands for the number: `{"charactersLeft": "{n} left"}`).
    */
-  @property({ converter: { fromAttribute: parseStrings } }) strings: Partial<Strings> | undefined;
+  strings: Partial<Strings> | undefined;
   /** The transport to the backend; default `globalThis.fetch`. */
-  @property({ attribute: false }) fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
+  fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
 
   /**
    * The status of the current turn (the one being answered, else the newest): `idle` before any, then `queued`,
    * `accepting`, `streaming`, `done`, `stopped`, `failed` or `interrupted`. Reflected, and a custom state.
    */
-  @property({ attribute: 'turn-status', reflect: true }) turnStatus: TurnStatus | 'idle' = 'idle';
+  turnStatus: TurnStatus | 'idle' = 'idle';
 
-  @state() private draft = '';
-  @state() private pinned = true;
-  @state() private errorMessage = '';
+  private draft = '';
+  private pinned = true;
+  private errorMessage = '';
   /** The reply whose thumbs-down offers a comment box, and the one thanked for its comment. */
-  @state() private commenting: string | null = null;
+  private commenting: string | null = null;
   /** The thumbs-down of the open comment box, kept once the box is done with. */
   #pendingDown: { id: string; messageId: string | null; conversationId: string | null } | undefined;
   #onPageHide = () => this.#keepPending();
   #onHidden = () => document.visibilityState === 'hidden' && this.#keepPending();
-  @state() private thanked: string | null = null;
+  private thanked: string | null = null;
   /** Replies that finished while the panel was closed. */
-  @state() private unread = 0;
+  private unread = 0;
   /** The history view's list, while the view is shown. */
-  @state() private history: HistoryList | undefined;
+  private history: HistoryList | undefined;
   /** The history view's code, loaded the first time it is shown. */
   #historyView: Promise<HistoryView> | undefined;
   #shownHistory: HistoryView | undefined;
