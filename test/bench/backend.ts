@@ -62,8 +62,23 @@ function usage(pid: number) {
 }
 
 interface Target {
-  /** Sends one message; resolves with the times to the first delta and to the end, in ms. */
-  send(message: string, agent: Agent): Promise<[number, number]>;
+  /**
+   * Sends one message in the `n`th conversation (of those the target was made with, in turn); resolves with the
+   * times to the first delta and to the end, in ms.
+   */
+  send(message: string, agent: Agent, n: number): Promise<[number, number]>;
+}
+
+/** Does `work` for 0 to count - 1, 8 at a time. */
+async function eightAtATime<T>(count: number, work: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < count; i = next++) out[i] = await work(i);
+    }),
+  );
+  return out;
 }
 
 /** POSTs a message and reads the SSE answer, noting when the first delta arrives. */
@@ -93,12 +108,27 @@ function post(url: string, headers: Record<string, string>, message: string, age
   });
 }
 
-const proxyTarget = (server: Server): Target => ({
-  send: (message, agent) => post(`${server.url}/`, { 'content-type': 'application/json' }, message, agent),
-});
+/**
+ * The proxy, with `count` conversations made at the service. Each visitor has a conversation of their own: one
+ * conversation of thousands of messages would make every read of it (the backend's, the emulator's) the cost.
+ */
+async function proxyTarget(server: Server, service: Server, count: number): Promise<Target> {
+  const conversations = await eightAtATime(count, async () => {
+    const created = await fetch(`${service.url}/conversations/persona`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
+      body: JSON.stringify({ personaId: service.personaId, externalUserId: 'bench' }),
+    });
+    return ((await created.json()) as { conversationId: string }).conversationId;
+  });
+  return {
+    send: (message, agent, n) =>
+      post(`${server.url}/${conversations[n % count]}`, { 'content-type': 'application/json' }, message, agent),
+  };
+}
 
-/** A visitor of the backend: a token and a conversation, then messages with fresh Idempotency-Keys. */
-async function backendTarget(server: Server): Promise<Target> {
+/** A visitor of the backend: a token and `count` conversations, then messages with fresh Idempotency-Keys. */
+async function backendTarget(server: Server, _service: Server, count: number): Promise<Target> {
   const base = server.url;
   const session = await fetch(`${base}/session`, {
     method: 'POST',
@@ -106,16 +136,18 @@ async function backendTarget(server: Server): Promise<Target> {
     body: '{}',
   });
   const { token } = (await session.json()) as { token: string };
-  const created = await fetch(`${base}/conversations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: '{}',
+  const conversations = await eightAtATime(count, async () => {
+    const created = await fetch(`${base}/conversations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    return ((await created.json()) as { id: string }).id;
   });
-  const { id } = (await created.json()) as { id: string };
   return {
-    send: (message, agent) =>
+    send: (message, agent, n) =>
       post(
-        `${base}/conversations/${id}/messages`,
+        `${base}/conversations/${conversations[n % count]}/messages`,
         {
           authorization: `Bearer ${token}`,
           'content-type': 'application/json',
@@ -137,12 +169,12 @@ const percentile = (values: number[], p: number) =>
  */
 async function latency(server: Server, target: Target) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  for (let i = 0; i < 50; i++) await target.send('Warm up', agent);
+  for (let i = 0; i < 50; i++) await target.send('Warm up', agent, i);
   const firsts: number[] = [];
   const wholes: number[] = [];
   const before = usage(server.pid);
   for (let i = 0; i < messages; i++) {
-    const [first, whole] = await target.send('How long does shipping take?', agent);
+    const [first, whole] = await target.send('How long does shipping take?', agent, i);
     firsts.push(first);
     wholes.push(whole);
   }
@@ -151,7 +183,7 @@ async function latency(server: Server, target: Target) {
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next++ < messages) await target.send('How long does shipping take?', agent);
+      for (let i = next++; i < messages; i = next++) await target.send('How long does shipping take?', agent, i);
     }),
   );
   const elapsed = performance.now() - started;
@@ -173,8 +205,8 @@ async function burst(server: Server, target: Target) {
   const failures = new Map<string, number>();
   const firsts: number[] = [];
   await Promise.all(
-    Array.from({ length: streams }, () =>
-      target.send('How long does shipping take?', agent).then(
+    Array.from({ length: streams }, (_, i) =>
+      target.send('How long does shipping take?', agent, i).then(
         ([first]) => firsts.push(first),
         (error: NodeJS.ErrnoException) =>
           failures.set(error.code ?? error.message, (failures.get(error.code!) ?? 0) + 1),
@@ -200,14 +232,9 @@ export async function backendBench(): Promise<{ latency: Record<string, unknown>
   const loadRows: Record<string, unknown>[] = [];
   const redis = await startRedis().catch((error: Error) => error);
   try {
-    const created = await fetch(`${service.url}/conversations/persona`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
-      body: JSON.stringify({ personaId: service.personaId, externalUserId: 'bench' }),
-    });
-    const { conversationId } = (await created.json()) as { conversationId: string };
-    const targets: [string, () => Promise<Server>, (server: Server) => Target | Promise<Target>][] = [
-      ['bare node:http proxy', () => start('proxy', service.url, conversationId), proxyTarget],
+    type Make = (server: Server, service: Server, count: number) => Promise<Target>;
+    const targets: [string, () => Promise<Server>, Make][] = [
+      ['bare node:http proxy', () => start('proxy', service.url), proxyTarget],
       ['backend, memory store', () => start('backend', service.url, service.personaId!), backendTarget],
     ];
     if (redis instanceof Error) latencyRows.push({ path: `backend, Redis store: not measured (${redis.message})` });
@@ -219,7 +246,7 @@ export async function backendBench(): Promise<{ latency: Record<string, unknown>
     for (const [path, begin, targetOf] of targets) {
       const server = await begin();
       try {
-        const target = await targetOf(server);
+        const target = await targetOf(server, service, 20);
         const average = loadAverage();
         const row = await latency(server, target);
         floor ??= row;
@@ -243,7 +270,7 @@ export async function backendBench(): Promise<{ latency: Record<string, unknown>
     for (const [path, begin, targetOf] of targets.slice(0, 2)) {
       const server = await begin();
       try {
-        const target = await targetOf(server);
+        const target = await targetOf(server, service, streams);
         const idle = usage(server.pid).rssMb;
         for (let attempt = 1; attempt <= attempts; attempt++) {
           const average = loadAverage();

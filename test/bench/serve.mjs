@@ -3,7 +3,7 @@
 // stops when its parent goes away.
 //
 //   node test/bench/serve.mjs emulator
-//   node test/bench/serve.mjs proxy <serviceUrl> <conversationId>
+//   node test/bench/serve.mjs proxy <serviceUrl>              (POST /<conversationId>)
 //   node test/bench/serve.mjs backend <serviceUrl> <personaId> [redisUrl]
 import { createServer, request as httpRequest } from 'node:http';
 
@@ -22,17 +22,23 @@ if (kind === 'emulator') {
   // The floor: adds the API key and pipes the service's stream, nothing else.
   const server = createServer((req, res) => {
     const upstream = httpRequest(
-      `${serviceUrl}/conversations/${id}/chat-sse`,
+      `${serviceUrl}/conversations${req.url}/chat-sse`,
       { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey } },
       answer => {
         res.writeHead(answer.statusCode, answer.headers);
         answer.pipe(res);
       },
     );
-    upstream.on('error', () => res.destroy());
+    upstream.on('error', error => {
+      if (res.headersSent) return res.destroy(error);
+      res.writeHead(502, { 'x-upstream-error': error.code ?? 'unknown' }).end();
+    });
     req.pipe(upstream);
   });
-  server.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${server.address().port}` }));
+  // The same backlog as the backend's and the emulator's, so that the floor is not the first to drop connections.
+  server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () =>
+    ready({ url: `http://127.0.0.1:${server.address().port}` }),
+  );
 } else if (kind === 'backend') {
   const { createBackend } = await import('../../dist/server/index.js');
   const { serveBackend } = await import('../../dist/server/node.js');
