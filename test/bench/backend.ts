@@ -91,8 +91,12 @@ function post(url: string, headers: Record<string, string>, message: string, age
       { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
       res => {
         if (res.statusCode !== 200) {
-          res.resume();
-          return reject(Object.assign(new Error(`answered ${res.statusCode}`), { code: `HTTP ${res.statusCode}` }));
+          let text = '';
+          res.on('data', (piece: Buffer) => (text += piece.toString()));
+          res.on('end', () =>
+            reject(Object.assign(new Error(`answered ${res.statusCode}: ${text}`), { code: `HTTP ${res.statusCode}` })),
+          );
+          return;
         }
         let first = 0;
         res.setEncoding('utf8');
@@ -142,6 +146,7 @@ async function backendTarget(server: Server, _service: Server, count: number): P
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: '{}',
     });
+    if (!created.ok) throw new Error(`making a conversation answered ${created.status}: ${await created.text()}`);
     return ((await created.json()) as { id: string }).id;
   });
   return {

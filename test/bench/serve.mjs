@@ -64,7 +64,12 @@ if (kind === 'emulator') {
       tokenSecret: 'a-bench-secret-of-more-than-thirty-two-bytes',
       allowedOrigins: [site],
       store,
-      limits: { messagesPerUserPerMinute: 1e9, messagesPerIpPerMinute: 1e9, concurrentStreamsPerUser: 1e9 },
+      limits: {
+        messagesPerUserPerMinute: 1e9,
+        messagesPerIpPerMinute: 1e9,
+        conversationsPerUserPerMinute: 1e9,
+        concurrentStreamsPerUser: 1e9,
+      },
       log: () => {},
     }),
   );
