@@ -135,8 +135,6 @@ export function parseEventId(id: string): [number, number] | undefined {
   return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
-const isAfter = (a: [number, number], b: [number, number]) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
-
 /** Everything in memory, swept lazily; bounded so a flood of keys cannot grow it without end. */
 export class MemoryStore implements BackendStore {
   readonly #windows = new Map<string, Expiring & { count: number }>();
@@ -230,7 +228,8 @@ export class MemoryStore implements BackendStore {
     const run = this.#run(id);
     if (!run || !this.#holds(id, leaseToken)) return null;
     const { attempt } = run.record;
-    const logged = { id: `${attempt}-${++run.seq}`, event, data, attempt };
+    // Frozen, so that readers share it rather than each getting a copy.
+    const logged: LoggedEvent = Object.freeze({ id: `${attempt}-${++run.seq}`, event, data, attempt });
     run.events.push(logged);
     const expiresAt = this.#now() + ttlMs;
     run.expiresAt = expiresAt;
@@ -248,8 +247,7 @@ export class MemoryStore implements BackendStore {
   }
 
   async lastEvent(id: string): Promise<LoggedEvent | undefined> {
-    const last = this.#run(id)?.events.at(-1);
-    return last && { ...last };
+    return this.#run(id)?.events.at(-1);
   }
 
   async acquireLease(id: string, token: string, ttlMs: number): Promise<boolean> {
@@ -319,11 +317,17 @@ export class MemoryStore implements BackendStore {
     return entry;
   }
 
+  /**
+   * The log holds the current attempt's events, numbered `<attempt>-1`, `<attempt>-2`… in order: what comes after an
+   * id is a slice of it, found without reading the events.
+   */
   #eventsAfter(id: string, after: string | null): LoggedEvent[] {
-    const events = this.#run(id)?.events ?? [];
+    const run = this.#run(id);
+    if (!run) return [];
     const from = after === null ? undefined : parseEventId(after);
-    const list = from ? events.filter(event => isAfter(parseEventId(event.id)!, from)) : events;
-    return list.map(event => ({ ...event }));
+    if (!from || from[0] < run.record.attempt) return run.events.slice();
+    if (from[0] > run.record.attempt) return [];
+    return run.events.slice(from[1]);
   }
 
   #notify(topic: string) {
