@@ -445,7 +445,11 @@ export class ServiceClient {
   }
 
   #networkError(error: unknown, code = 'network_error'): ServiceError {
-    const detail = error instanceof Error ? error.message : String(error);
+    // fetch says only "fetch failed"; what failed (a reset, a refused or timed-out connection) is in its cause.
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+    const detail =
+      (error instanceof Error ? error.message : String(error)) +
+      (cause ? ` (${(cause as { code?: string }).code ?? cause.name}: ${cause.message})` : '');
     return new ServiceError({
       status: 0,
       code,
