@@ -70,7 +70,8 @@ if (kind === 'emulator') {
         conversationsPerUserPerMinute: 1e9,
         concurrentStreamsPerUser: 1e9,
       },
-      log: () => {},
+      // BENCH_LOG=1 prints the log lines of requests that went wrong, on stderr.
+      log: process.env.BENCH_LOG ? line => line.level !== 'info' && console.error(JSON.stringify(line)) : () => {},
     }),
   );
   ready({ url: running.url });
