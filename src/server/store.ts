@@ -143,8 +143,8 @@ export class MemoryStore implements BackendStore {
   readonly #byConversation = new Map<string, Expiring & { ids: string[] }>();
   readonly #leases = new Map<string, Expiring & { token: string }>();
   readonly #stops = new Map<string, Expiring>();
-  /** Who waits for what: new events of a run, or a stop of it. */
-  readonly #waiters = new EventTarget();
+  /** Who waits for what: new events of a run, or a stop of it; each told once, at the next notification. */
+  readonly #waiters = new Map<string, Set<() => void>>();
   readonly #maxEntries: number;
   readonly #now: () => number;
   #operations = 0;
@@ -283,7 +283,7 @@ export class MemoryStore implements BackendStore {
   async watchStop(id: string, signal: AbortSignal): Promise<void> {
     while (!this.#live(this.#stops, id)) {
       signal.throwIfAborted();
-      await this.#wait(`stop:${id}`, 60_000, signal);
+      await this.#wait(`stop:${id}`, 0, signal);
     }
   }
 
@@ -331,22 +331,32 @@ export class MemoryStore implements BackendStore {
   }
 
   #notify(topic: string) {
-    this.#waiters.dispatchEvent(new Event(topic));
+    const waiting = this.#waiters.get(topic);
+    if (!waiting) return;
+    this.#waiters.delete(topic);
+    for (const wake of waiting) wake();
   }
 
-  /** Resolves at the next notification of `topic`, after `ms`, or when `signal` aborts, whichever is first. */
+  /**
+   * Resolves at the next notification of `topic`, after `ms` (0: no time limit), or when `signal` aborts, whichever
+   * is first.
+   */
   #wait(topic: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise(resolve => {
+      let waiting = this.#waiters.get(topic);
+      if (!waiting) this.#waiters.set(topic, (waiting = new Set()));
+      const list = waiting;
       const done = () => {
-        clearTimeout(timer);
-        this.#waiters.removeEventListener(topic, done);
+        if (timer !== undefined) clearTimeout(timer);
+        list.delete(done);
+        if (!list.size && this.#waiters.get(topic) === list) this.#waiters.delete(topic);
         signal?.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      (timer as { unref?: () => void }).unref?.();
-      this.#waiters.addEventListener(topic, done);
-      signal?.addEventListener('abort', done);
+      const timer = ms > 0 ? setTimeout(done, ms) : undefined;
+      (timer as { unref?: () => void } | undefined)?.unref?.();
+      list.add(done);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 
