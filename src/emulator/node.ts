@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import type { ServerType } from '@hono/node-server';
 import { createEmulator } from './app.js';
 import type { Emulator, EmulatorOptions } from './app.js';
@@ -20,6 +20,11 @@ export interface StartEmulatorOptions extends EmulatorOptions {
   http2Port?: number;
   /** Default 127.0.0.1. */
   host?: string;
+  /**
+   * How many connections may wait to be accepted on each listener. Default 4096 (the kernel lowers it to its own
+   * limit); Node's 511 drops a burst of streams opened at once.
+   */
+  backlog?: number;
 }
 
 export interface RunningEmulator {
@@ -31,27 +36,27 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-function listen(server: ServerType): Promise<number> {
+function listen(server: ServerType, port: number, host: string, backlog: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.once('listening', () => resolve((server.address() as AddressInfo).port));
+    server.listen({ port, host, backlog }, () => resolve((server.address() as AddressInfo).port));
   });
 }
 
 /** Starts both listeners and resolves once they accept connections. */
 export async function startEmulator(options: StartEmulatorOptions = {}): Promise<RunningEmulator> {
-  const { port = 0, http2Port = 0, host = '127.0.0.1', ...emulatorOptions } = options;
+  const { port = 0, http2Port = 0, host = '127.0.0.1', backlog = 4096, ...emulatorOptions } = options;
   const emulator = createEmulator(emulatorOptions);
   const fetch = (request: Request, env: unknown) => emulator.fetch(request, env);
-  const h1 = serve({ fetch, port, hostname: host });
-  const h1Port = await listen(h1);
-  const h2 = serve({ fetch, port: http2Port, hostname: host, createServer: http2.createServer });
+  const h1 = createAdaptorServer({ fetch, hostname: host });
+  const h1Port = await listen(h1, port, host, backlog);
+  const h2 = createAdaptorServer({ fetch, hostname: host, createServer: http2.createServer });
   const h2Sessions = new Set<http2.ServerHttp2Session>();
   h2.on('session', (session: http2.ServerHttp2Session) => {
     h2Sessions.add(session);
     session.on('close', () => h2Sessions.delete(session));
   });
-  const h2Port = await listen(h2).catch(async error => {
+  const h2Port = await listen(h2, http2Port, host, backlog).catch(async error => {
     await close(h1);
     throw error;
   });

@@ -14,6 +14,7 @@ import { ServiceClient } from '../service/client.js';
 import { ServiceError, redact } from '../service/errors.js';
 import { ConfigError, resolveBasePath, resolveConfig } from './config.js';
 import type { BackendConfig, LogLine } from './config.js';
+import { noteExecutionCtx } from './context.js';
 import type { Env, Parts } from './context.js';
 import { HttpError, errorHandlers, notFound } from './errors.js';
 import { Limiter } from './limits.js';
@@ -213,20 +214,25 @@ function assembleBackend(config: BackendConfig): Assembled {
     await next();
     if (!c.res.headers.get('vary')?.includes('Origin')) c.res.headers.append('Vary', 'Origin');
   });
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: limits.bodyMaxBytes,
-      onError() {
-        // The body is refused unread, and a client may stop sending it once it has the answer: the connection
-        // cannot carry another request, so it closes after this one rather than being reused and cut under the next.
-        throw new HttpError(413, 'payload_too_large', `The request body is larger than ${limits.bodyMaxBytes} bytes.`, {
-          retryable: false,
-          headers: { connection: 'close' },
-        });
-      },
-    }),
-  );
+  const tooLarge = () => {
+    // The body is refused unread, and a client may stop sending it once it has the answer: the connection cannot
+    // carry another request, so it closes after this one rather than being reused and cut under the next.
+    throw new HttpError(413, 'payload_too_large', `The request body is larger than ${limits.bodyMaxBytes} bytes.`, {
+      retryable: false,
+      headers: { connection: 'close' },
+    });
+  };
+  const limitStreamedBody = bodyLimit({ maxSize: limits.bodyMaxBytes, onError: tooLarge });
+  app.use('*', async function limitBody(c, next) {
+    // A body of a stated length is judged by that length (the HTTP parser reads no more of it), which leaves it to
+    // be read at once rather than as a stream; a body without one is counted as it streams in.
+    const { method } = c.req;
+    if (method === 'GET' || method === 'HEAD') return next();
+    const length = c.req.header('content-length');
+    if (length === undefined || c.req.header('transfer-encoding') !== undefined) return limitStreamedBody(c, next);
+    if (Number.parseInt(length, 10) > limits.bodyMaxBytes) tooLarge();
+    return next();
+  });
   // Everything but the token exchange takes the bearer token, never a cookie.
   app.use('/conversations/*', bearerToken({ tokens: parts.tokens }));
 
@@ -240,7 +246,10 @@ function assembleBackend(config: BackendConfig): Assembled {
   root.onError(handlers.onError);
 
   return {
-    fetch: (request, env, executionCtx) => Promise.resolve(root.fetch(request, env, executionCtx as never)),
+    fetch: (request, env, executionCtx) => {
+      noteExecutionCtx(request, executionCtx);
+      return Promise.resolve(root.fetch(request, env, executionCtx as never));
+    },
     drain: async graceMs => {
       await runs.drain(graceMs);
       let timer: ReturnType<typeof setTimeout> | undefined;

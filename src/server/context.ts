@@ -44,16 +44,28 @@ export interface Parts {
   allowsOrigin(origin: string | undefined): boolean;
 }
 
+/** The requests that came with an execution context (Workers): the only ones whose work needs `waitUntil`. */
+const withExecutionCtx = new WeakSet<Request>();
+
+/** Notes that a request came with an execution context, for `keepAliveOf`. */
+export function noteExecutionCtx(request: Request, executionCtx: unknown) {
+  if (executionCtx) withExecutionCtx.add(request);
+}
+
+const untilDone = () => {};
+
 /**
  * Hands work that goes on after the response to the runtime: on Workers, `waitUntil`; elsewhere (Node) the process
- * keeps it going by itself.
+ * keeps it going by itself. Asks Hono for the execution context only when the request came with one: asking without
+ * one throws, at the cost of an error and its stack on every request.
  */
 export function keepAliveOf(c: Ctx): (work: Promise<unknown>) => void {
+  if (!withExecutionCtx.has(c.req.raw)) return untilDone;
   return work => {
     try {
       c.executionCtx.waitUntil(work);
     } catch {
-      // No execution context (Node): the process keeps the work going.
+      // An execution context without waitUntil: the runtime keeps the work going, or cannot.
     }
   };
 }

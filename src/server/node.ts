@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getRequestListener, serve } from '@hono/node-server';
+import { createAdaptorServer, getRequestListener } from '@hono/node-server';
 import type { Backend } from './app.js';
 
 export interface ServeOptions {
@@ -12,7 +12,16 @@ export interface ServeOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
+  /**
+   * How many connections may wait to be accepted. Default 4096 (the kernel lowers it to its own limit,
+   * `net.core.somaxconn`). Node's own default, 511, is small for a server whose replies stay open: a burst of new
+   * visitors past it has its connections dropped and retried by the client a second or more later, or reset.
+   */
+  backlog?: number;
 }
+
+/** How many connections may wait to be accepted, unless said otherwise. */
+export const defaultBacklog = 4096;
 
 export interface RunningBackend {
   backend: Backend;
@@ -32,14 +41,10 @@ export interface RunningBackend {
 /** Serves a backend on node:http. */
 export async function serveBackend(backend: Backend, options: ServeOptions = {}): Promise<RunningBackend> {
   const host = options.host ?? '127.0.0.1';
-  const server = serve({
-    fetch: (request, env) => backend.fetch(request, env),
-    port: options.port ?? 0,
-    hostname: host,
-  });
+  const server = createAdaptorServer({ fetch: (request, env) => backend.fetch(request, env), hostname: host });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.once('listening', () => resolve());
+    server.listen({ port: options.port ?? 0, host, backlog: options.backlog ?? defaultBacklog }, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   /** Stops listening; the open connections get `ms` to end, then are cut. */

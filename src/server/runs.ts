@@ -72,7 +72,37 @@ class Halt {
 }
 
 const newToken = () => crypto.randomUUID();
-const encoder = new TextEncoder();
+const ready = () => true as const;
+
+/**
+ * Resolves once the work already queued has run, the reads of what the service sent so far included: a macrotask
+ * later (`setImmediate` where there is one).
+ */
+const afterReads: () => Promise<void> =
+  typeof setImmediate === 'function'
+    ? () => new Promise(resolve => setImmediate(resolve))
+    : () => new Promise(resolve => setTimeout(resolve, 0));
+
+/** The length of `text` in UTF-8 bytes, without encoding it. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        // A surrogate pair: two UTF-16 units, four bytes.
+        bytes += 2;
+        i++;
+        continue;
+      }
+      bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
+}
 
 export class Runs {
   readonly #store: BackendStore;
@@ -224,20 +254,35 @@ export class Runs {
    * event, the reader going away (`signal`), or a new attempt starting (the reader then follows that one afresh).
    */
   async *follow(id: string, attempt: number, after: string | null, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
+    for await (const events of this.followBatches(id, attempt, after, signal)) yield* events;
+  }
+
+  /** `follow`, in the batches the store gives: every event already logged at once, then the new ones as they come. */
+  async *followBatches(
+    id: string,
+    attempt: number,
+    after: string | null,
+    signal: AbortSignal,
+  ): AsyncGenerator<LoggedEvent[]> {
     let cursor = after;
     while (!signal.aborted) {
       const events = await this.#store.readEvents(id, cursor, { waitMs: this.#leaseMs / 3, signal });
-      for (const event of events) {
-        if (event.attempt !== attempt) return;
-        yield event;
-        cursor = event.id;
-        if (isTerminal(event)) return;
+      const end = events.findIndex(event => event.attempt !== attempt || isTerminal(event));
+      if (end >= 0) {
+        // A new attempt ends this reader before its first event; a terminal event is the last one it gets.
+        const last = events[end]!.attempt === attempt ? end + 1 : end;
+        if (last) yield events.slice(0, last);
+        return;
+      }
+      if (events.length) {
+        yield events;
+        cursor = events.at(-1)!.id;
       }
       if (events.length || signal.aborted) continue;
       const last = await this.#store.lastEvent(id);
       if (last && isTerminal(last)) {
         // The reader is past the end already: it gets the end again, so that its stream ends as streams do.
-        if (last.attempt === attempt) yield last;
+        if (last.attempt === attempt) yield [last];
         return;
       }
       if (!last && !(await this.#store.getRun(id))) return;
@@ -379,21 +424,42 @@ export class Runs {
         abort.signal.throwIfAborted();
         const chunks = await this.#options.open(record.conversationId, record.message, abort.signal);
         accept();
-        for await (const chunk of chunks) {
+        // Text that came in one read from the service is appended as one event: the next chunk is awaited until
+        // what the service already delivered has been read (`afterReads`), and the text is appended then.
+        // A read under way when the producer ends is settled by the abort in `finally`, and not awaited.
+        const pull = () => {
+          const promise = chunks.next();
+          promise.catch(() => {});
+          return promise;
+        };
+        let next = pull();
+        let read: Promise<false> | undefined;
+        for (;;) {
+          const result = await next;
+          if (result.done) break;
+          const chunk = result.value;
           if (chunk.type === 'delta') {
-            const size = encoder.encode(chunk.text).byteLength;
+            const size = utf8Length(chunk.text);
             if (bytes + size > bytesPerRun) {
               pending += cut(chunk.text, bytesPerRun - bytes);
               await flush();
               await append('done', { messageId: null, runId: null, finishReason: 'length', usage: null });
+              await chunks.return(undefined);
               return;
             }
             bytes += size;
             pending += chunk.text;
-            if (appended < coalesceFrom || pending.length >= flushBytes) await flush();
+            next = pull();
+            if (pending.length >= flushBytes) await flush();
+            else if (appended < coalesceFrom) {
+              read ??= afterReads().then(() => ((read = undefined), false as const));
+              const more = await Promise.race([next.then(ready, ready), read]);
+              if (!more) await flush();
+            }
           } else if (chunk.type === 'citations') {
             await flush();
             await append('citations', { citations: normalizeCitations(chunk.citations) });
+            next = pull();
           } else {
             await flush();
             await append('done', {
@@ -402,6 +468,7 @@ export class Runs {
               finishReason: typeof chunk.finishReason === 'string' ? chunk.finishReason : null,
               usage: chunk.usage ?? null,
             });
+            await chunks.return(undefined);
             return;
           }
         }
@@ -546,7 +613,7 @@ function cut(text: string, max: number): string {
   let out = '';
   let size = 0;
   for (const char of text) {
-    size += encoder.encode(char).byteLength;
+    size += utf8Length(char);
     if (size > max) break;
     out += char;
   }

@@ -11,9 +11,14 @@ export function frame<E extends StreamEventName>(event: E, data: StreamEvents[E]
   return encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-/** An event of a run's log, with its id. The data is the JSON the run logged; ids are digits and a dash. */
-export function eventFrame(id: string, event: string, data: string): Uint8Array<ArrayBuffer> {
-  return encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
+/**
+ * Events of a run's log with their ids, one after the other, in one piece. The data is the JSON the run logged; ids
+ * are digits and a dash.
+ */
+export function eventFrames(events: readonly { id: string; event: string; data: string }[]): Uint8Array<ArrayBuffer> {
+  let text = '';
+  for (const { id, event, data } of events) text += `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+  return encoder.encode(text);
 }
 
 export const ping = () => encoder.encode(': ping\n\n');

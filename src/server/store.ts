@@ -135,8 +135,6 @@ export function parseEventId(id: string): [number, number] | undefined {
   return match ? [Number(match[1]), Number(match[2])] : undefined;
 }
 
-const isAfter = (a: [number, number], b: [number, number]) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
-
 /** Everything in memory, swept lazily; bounded so a flood of keys cannot grow it without end. */
 export class MemoryStore implements BackendStore {
   readonly #windows = new Map<string, Expiring & { count: number }>();
@@ -145,8 +143,8 @@ export class MemoryStore implements BackendStore {
   readonly #byConversation = new Map<string, Expiring & { ids: string[] }>();
   readonly #leases = new Map<string, Expiring & { token: string }>();
   readonly #stops = new Map<string, Expiring>();
-  /** Who waits for what: new events of a run, or a stop of it. */
-  readonly #waiters = new EventTarget();
+  /** Who waits for what: new events of a run, or a stop of it; each told once, at the next notification. */
+  readonly #waiters = new Map<string, Set<() => void>>();
   readonly #maxEntries: number;
   readonly #now: () => number;
   #operations = 0;
@@ -230,7 +228,8 @@ export class MemoryStore implements BackendStore {
     const run = this.#run(id);
     if (!run || !this.#holds(id, leaseToken)) return null;
     const { attempt } = run.record;
-    const logged = { id: `${attempt}-${++run.seq}`, event, data, attempt };
+    // Frozen, so that readers share it rather than each getting a copy.
+    const logged: LoggedEvent = Object.freeze({ id: `${attempt}-${++run.seq}`, event, data, attempt });
     run.events.push(logged);
     const expiresAt = this.#now() + ttlMs;
     run.expiresAt = expiresAt;
@@ -248,8 +247,7 @@ export class MemoryStore implements BackendStore {
   }
 
   async lastEvent(id: string): Promise<LoggedEvent | undefined> {
-    const last = this.#run(id)?.events.at(-1);
-    return last && { ...last };
+    return this.#run(id)?.events.at(-1);
   }
 
   async acquireLease(id: string, token: string, ttlMs: number): Promise<boolean> {
@@ -285,7 +283,7 @@ export class MemoryStore implements BackendStore {
   async watchStop(id: string, signal: AbortSignal): Promise<void> {
     while (!this.#live(this.#stops, id)) {
       signal.throwIfAborted();
-      await this.#wait(`stop:${id}`, 60_000, signal);
+      await this.#wait(`stop:${id}`, 0, signal);
     }
   }
 
@@ -319,30 +317,46 @@ export class MemoryStore implements BackendStore {
     return entry;
   }
 
+  /**
+   * The log holds the current attempt's events, numbered `<attempt>-1`, `<attempt>-2`… in order: what comes after an
+   * id is a slice of it, found without reading the events.
+   */
   #eventsAfter(id: string, after: string | null): LoggedEvent[] {
-    const events = this.#run(id)?.events ?? [];
+    const run = this.#run(id);
+    if (!run) return [];
     const from = after === null ? undefined : parseEventId(after);
-    const list = from ? events.filter(event => isAfter(parseEventId(event.id)!, from)) : events;
-    return list.map(event => ({ ...event }));
+    if (!from || from[0] < run.record.attempt) return run.events.slice();
+    if (from[0] > run.record.attempt) return [];
+    return run.events.slice(from[1]);
   }
 
   #notify(topic: string) {
-    this.#waiters.dispatchEvent(new Event(topic));
+    const waiting = this.#waiters.get(topic);
+    if (!waiting) return;
+    this.#waiters.delete(topic);
+    for (const wake of waiting) wake();
   }
 
-  /** Resolves at the next notification of `topic`, after `ms`, or when `signal` aborts, whichever is first. */
+  /**
+   * Resolves at the next notification of `topic`, after `ms` (0: no time limit), or when `signal` aborts, whichever
+   * is first.
+   */
   #wait(topic: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise(resolve => {
+      let waiting = this.#waiters.get(topic);
+      if (!waiting) this.#waiters.set(topic, (waiting = new Set()));
+      const list = waiting;
       const done = () => {
-        clearTimeout(timer);
-        this.#waiters.removeEventListener(topic, done);
+        if (timer !== undefined) clearTimeout(timer);
+        list.delete(done);
+        if (!list.size && this.#waiters.get(topic) === list) this.#waiters.delete(topic);
         signal?.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      (timer as { unref?: () => void }).unref?.();
-      this.#waiters.addEventListener(topic, done);
-      signal?.addEventListener('abort', done);
+      const timer = ms > 0 ? setTimeout(done, ms) : undefined;
+      (timer as { unref?: () => void } | undefined)?.unref?.();
+      list.add(done);
+      signal?.addEventListener('abort', done, { once: true });
     });
   }
 

@@ -37,12 +37,23 @@ export class Tokens {
   readonly #ttlSeconds: number;
   readonly #audience: string;
   readonly #toleranceSeconds: number;
+  /**
+   * Tokens already verified, with their claims and until when (epoch ms) they hold without being verified again:
+   * a visitor's token is checked once, not on every request it comes with. The key is the whole token, signature
+   * included, so only the very token that was verified matches. Oldest first.
+   */
+  readonly #verified = new Map<string, { claims: TokenClaims; until: number }>();
+  readonly #cacheSize: number;
 
-  constructor(secret: Uint8Array, { ttlSeconds = 600, audience = 'persona-chat', toleranceSeconds = 30 } = {}) {
+  constructor(
+    secret: Uint8Array,
+    { ttlSeconds = 600, audience = 'persona-chat', toleranceSeconds = 30, cacheSize = 10_000 } = {},
+  ) {
     this.#secret = secret;
     this.#ttlSeconds = ttlSeconds;
     this.#audience = audience;
     this.#toleranceSeconds = toleranceSeconds;
+    this.#cacheSize = cacheSize;
   }
 
   async issue(claims: TokenClaims, now = Date.now()): Promise<IssuedToken> {
@@ -60,7 +71,10 @@ export class Tokens {
   }
 
   /** The claims of a valid token; otherwise a 401 with `token_expired` or `token_invalid`. */
-  async verify(token: string): Promise<TokenClaims> {
+  async verify(token: string, now = Date.now()): Promise<TokenClaims> {
+    const known = this.#verified.get(token);
+    if (known && now < known.until) return known.claims;
+    if (known) this.#verified.delete(token);
     let payload;
     try {
       ({ payload } = await jwtVerify(token, this.#secret, {
@@ -69,6 +83,7 @@ export class Tokens {
         requiredClaims: ['sub', 'aud', 'iat', 'exp'],
         clockTolerance: this.#toleranceSeconds,
         maxTokenAge: this.#ttlSeconds + this.#toleranceSeconds,
+        currentDate: new Date(now),
       }));
     } catch (error) {
       if (error instanceof errors.JWTExpired) {
@@ -85,7 +100,14 @@ export class Tokens {
     if (typeof sub !== 'string' || !sub || (pid !== null && typeof pid !== 'string')) {
       throw new HttpError(401, 'token_invalid', 'The token is not valid.', bearerChallenge('invalid'));
     }
-    return { sub, personaId: pid };
+    const claims: TokenClaims = Object.freeze({ sub, personaId: pid });
+    // Kept until it expires or grows too old, without the clock tolerance: past that, it is verified afresh.
+    const until = Math.min(payload.exp!, payload.iat! + this.#ttlSeconds) * 1000;
+    if (this.#cacheSize > 0 && now < until) {
+      this.#verified.set(token, { claims, until });
+      if (this.#verified.size > this.#cacheSize) this.#verified.delete(this.#verified.keys().next().value!);
+    }
+    return claims;
   }
 }
 

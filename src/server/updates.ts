@@ -5,7 +5,8 @@
  * The interface has no compare-and-set, so every such write is a read-modify-write of the conversation: within this
  * process, the writes to one conversation take turns (a promise chain per conversation), and each reads the
  * conversation afresh just before it writes. Two instances writing the same conversation at the same instant can
- * still lose one of the two writes. Background writes never fail or delay a reply: their failures are reported.
+ * still lose one of the two writes. Background writes never fail or delay a reply: their failures are reported, and
+ * only so many are under way at once.
  */
 import type { Citation } from '../protocol.js';
 import type { ServiceClient } from '../service/client.js';
@@ -18,6 +19,11 @@ export interface UpdatesOptions {
   onError(what: string, error: unknown): void;
   /** Most conversations remembered as needing no name. Default 10,000. */
   capacity?: number;
+  /**
+   * Most background writes under way at once, over all conversations; the others wait their turn, so that a burst
+   * of replies does not bring as many writes to the service at the moment it is answering them. Default 16.
+   */
+  concurrentWrites?: number;
 }
 
 /** Longest name made from a message, in characters, before its "…". */
@@ -47,10 +53,15 @@ export class ConversationUpdates {
   /** Conversations that need no name from this process: named, or past their first message. */
   readonly #named = new Set<string>();
   readonly #capacity: number;
+  readonly #concurrentWrites: number;
+  /** Background writes under way, and those waiting for one of them to end, first come first. */
+  #writing = 0;
+  readonly #waiting: (() => void)[] = [];
 
   constructor(options: UpdatesOptions) {
     this.#options = options;
     this.#capacity = options.capacity ?? 10_000;
+    this.#concurrentWrites = options.concurrentWrites ?? 16;
   }
 
   /** Runs `update` once the conversation's earlier writes in this process have ended, whatever their outcome. */
@@ -69,10 +80,28 @@ export class ConversationUpdates {
    * which never rejects, for runtimes that end work with the response (`waitUntil`).
    */
   background(conversationId: string, what: string, update: () => Promise<unknown>): Promise<void> {
-    const work = this.queue(conversationId, update).then(noop, error => this.#options.onError(what, error));
+    const work = this.#turn()
+      .then(() => this.queue(conversationId, update).finally(() => this.#next()))
+      .then(noop, error => this.#options.onError(what, error));
     this.#pending.add(work);
     void work.then(() => this.#pending.delete(work));
     return work;
+  }
+
+  /** Resolves when a background write may start. */
+  #turn(): Promise<void> {
+    if (this.#writing < this.#concurrentWrites) {
+      this.#writing++;
+      return Promise.resolve();
+    }
+    return new Promise(resolve => this.#waiting.push(resolve));
+  }
+
+  /** A background write has ended: the next waiting one starts in its place. */
+  #next() {
+    const waiting = this.#waiting.shift();
+    if (waiting) waiting();
+    else this.#writing--;
   }
 
   /** Resolves once the background writes started so far (and any they started) have ended. */
@@ -86,6 +115,9 @@ export class ConversationUpdates {
    */
   nameFromFirstMessage(conversationId: string, message: string): Promise<void> | undefined {
     if (this.#named.has(conversationId)) return undefined;
+    // Noted at once: a second message sent while this one is being named would find an earlier message anyway.
+    this.#named.add(conversationId);
+    if (this.#named.size > this.#capacity) this.#named.delete(this.#named.values().next().value!);
     const { service } = this.#options;
     return this.background(conversationId, 'naming a conversation failed', async () => {
       const conversation = await service.getConversation(conversationId);
@@ -93,8 +125,6 @@ export class ConversationUpdates {
       if (!conversation.conversationName && !earlier && !isDeleted(conversation)) {
         await service.setConversationName(conversationId, nameFrom(message));
       }
-      this.#named.add(conversationId);
-      if (this.#named.size > this.#capacity) this.#named.delete(this.#named.values().next().value!);
     });
   }
 

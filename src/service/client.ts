@@ -394,6 +394,10 @@ export class ServiceClient {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: controller.signal,
+        // The service never redirects, and following a redirect would send the API key wherever it points. With no
+        // redirect to follow and no window, fetch also sends the request as it is rather than a copy of it.
+        redirect: 'error',
+        window: null,
       });
     } catch (error) {
       done();
@@ -422,7 +426,7 @@ export class ServiceClient {
       timeouts,
       done: () => {
         done();
-        if (!controller.signal.aborted) controller.abort(new DOMException('The call is over.', 'AbortError'));
+        if (!controller.signal.aborted) controller.abort(callOver);
       },
     };
   }
@@ -441,7 +445,11 @@ export class ServiceClient {
   }
 
   #networkError(error: unknown, code = 'network_error'): ServiceError {
-    const detail = error instanceof Error ? error.message : String(error);
+    // fetch says only "fetch failed"; what failed (a reset, a refused or timed-out connection) is in its cause.
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+    const detail =
+      (error instanceof Error ? error.message : String(error)) +
+      (cause ? ` (${(cause as { code?: string }).code ?? cause.name}: ${cause.message})` : '');
     return new ServiceError({
       status: 0,
       code,
@@ -491,6 +499,9 @@ function badResponse(response: Response, message: string): ServiceError {
     retryable: true,
   });
 }
+
+/** Why a call's request is ended once the call is over: one value for all, as nothing reads it but fetch. */
+const callOver = new DOMException('The call is over.', 'AbortError');
 
 /** A timer that does not hold a Node process open by itself (other runtimes have no such notion). */
 function unref<T>(timer: T): T {

@@ -1,188 +1,302 @@
-// The backend's cost on the way of a reply, measured against a bare node:http proxy on the same emulator (pace 0):
-// time from sending a message to its first delta and to its end, and the CPU this process spends per message
-// (the emulator and the client are in it too, the same for every row, so the differences are the backend's). The
-// backend runs with its limits out of the way, once on the memory store and once on a real Redis.
-import { createServer, request as httpRequest } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createBackend } from '../../src/server/index.js';
-import type { BackendStore } from '../../src/server/index.js';
-import { serveBackend } from '../../src/server/node.js';
-import { RedisStore } from '../../src/server/redis-store.js';
-import { startEmulator } from '../../src/emulator/node.js';
+// The backend's cost on the way of a reply, measured against a bare node:http proxy on the same emulator (pace 0).
+// Each server runs as built (dist/) in a process of its own (serve.mjs), the emulator in another, the clients in
+// this one, so that a server's CPU time and memory are read from its own process.
+//
+// - latency: `BENCH_MESSAGES` messages (300) one at a time after a warm-up: the time to the first delta and to the
+//   end, the server's CPU per message and its ratio to the proxy's; then as many 8 at a time, for throughput. The backend runs with its limits out of the
+//   way, once on the memory store and once on a real Redis.
+// - load: `BENCH_STREAMS` (2,000) streams opened at once, `BENCH_ATTEMPTS` (3) times in a row on one server
+//   process: the requests that failed and how, the first delta's median, and the server's peak RSS.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { createInterface } from 'node:readline';
 import { startRedis } from '../support/redis.js';
 
 const messages = Number(process.env.BENCH_MESSAGES ?? 300);
+const streams = Number(process.env.BENCH_STREAMS ?? 2000);
+const attempts = Number(process.env.BENCH_ATTEMPTS ?? 3);
 const concurrency = 8;
 const apiKey = 'bench-key';
 const site = 'https://bench.example.com';
 
-interface Target {
-  /** Sends one message; resolves with the times to the first delta and to the end, in ms. */
-  send(message: string): Promise<[number, number]>;
+interface Server {
+  url: string;
+  personaId?: string;
+  pid: number;
+  stop(): void;
 }
 
-/** Reads an SSE body, noting when the first delta arrives. */
-async function timed(started: number, response: Response): Promise<[number, number]> {
-  if (!response.ok) throw new Error(`answered ${response.status}: ${await response.text()}`);
-  let first = 0;
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body!) {
-    if (!first && decoder.decode(chunk as Uint8Array, { stream: true }).includes('delta')) {
-      first = performance.now() - started;
-    }
-  }
-  return [first, performance.now() - started];
-}
+const children = new Set<ChildProcess>();
+process.on('exit', () => children.forEach(child => child.kill('SIGKILL')));
 
-/** The floor: a proxy that adds the API key and pipes the service's stream. */
-async function bareProxy(serviceUrl: string, conversationId: string): Promise<Target & { server: Server }> {
-  const server = createServer((req, res) => {
-    const upstream = httpRequest(
-      `${serviceUrl}/conversations/${conversationId}/chat-sse`,
-      { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey } },
-      answer => {
-        res.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(upstream);
+/** Starts one server of serve.mjs and waits for the line with its URL. */
+async function start(...args: string[]): Promise<Server> {
+  const child = spawn(process.execPath, ['test/bench/serve.mjs', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.add(child);
+  const line = await new Promise<string>((resolve, reject) => {
+    child.once('exit', code => reject(new Error(`serve.mjs ${args[0]} exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', resolve);
   });
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const info = JSON.parse(line) as { url: string; personaId?: string };
   return {
-    server,
-    send: async message => {
-      const started = performance.now();
-      return timed(started, await fetch(url, { method: 'POST', body: JSON.stringify({ message }) }));
+    ...info,
+    pid: child.pid!,
+    stop: () => {
+      children.delete(child);
+      child.kill('SIGKILL');
     },
   };
 }
 
-/** The backend, as a site serves it, on a store. */
-async function backend(serviceUrl: string, personaId: string, store?: BackendStore) {
-  const running = await serveBackend(
-    createBackend({
-      serviceUrl,
-      apiKey,
-      personaId,
-      tokenSecret: 'a-bench-secret-of-more-than-thirty-two-bytes',
-      allowedOrigins: [site],
-      store,
-      limits: { messagesPerUserPerMinute: 1e9, messagesPerIpPerMinute: 1e9, concurrentStreamsPerUser: 1e9 },
-      log: () => {},
+/** The CPU time a process has used, in ms, and its resident memory now and at its peak, in MB. */
+function usage(pid: number) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  // Linux counts CPU in clock ticks of 10 ms.
+  return { cpuMs: ticks * 10, rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+interface Target {
+  /**
+   * Sends one message in the `n`th conversation (of those the target was made with, in turn); resolves with the
+   * times to the first delta and to the end, in ms.
+   */
+  send(message: string, agent: Agent, n: number): Promise<[number, number]>;
+}
+
+/** Does `work` for 0 to count - 1, 8 at a time. */
+async function eightAtATime<T>(count: number, work: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < count; i = next++) out[i] = await work(i);
     }),
   );
-  const session = await fetch(`${running.url}/session`, {
+  return out;
+}
+
+/** POSTs a message and reads the SSE answer, noting when the first delta arrives. */
+function post(url: string, headers: Record<string, string>, message: string, agent: Agent): Promise<[number, number]> {
+  const started = performance.now();
+  const body = JSON.stringify({ message });
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      res => {
+        if (res.statusCode !== 200) {
+          let text = '';
+          res.on('data', (piece: Buffer) => (text += piece.toString()));
+          res.on('end', () =>
+            reject(Object.assign(new Error(`answered ${res.statusCode}: ${text}`), { code: `HTTP ${res.statusCode}` })),
+          );
+          return;
+        }
+        let first = 0;
+        res.setEncoding('utf8');
+        res.on('data', (text: string) => {
+          if (!first && text.includes('delta')) first = performance.now() - started;
+        });
+        res.on('end', () => resolve([first, performance.now() - started]));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * The proxy, with `count` conversations made at the service. Each visitor has a conversation of their own: one
+ * conversation of thousands of messages would make every read of it (the backend's, the emulator's) the cost.
+ */
+async function proxyTarget(server: Server, service: Server, count: number): Promise<Target> {
+  const conversations = await eightAtATime(count, async () => {
+    const created = await fetch(`${service.url}/conversations/persona`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
+      body: JSON.stringify({ personaId: service.personaId, externalUserId: 'bench' }),
+    });
+    return ((await created.json()) as { conversationId: string }).conversationId;
+  });
+  return {
+    send: (message, agent, n) =>
+      post(`${server.url}/${conversations[n % count]}`, { 'content-type': 'application/json' }, message, agent),
+  };
+}
+
+/** A visitor of the backend: a token and `count` conversations, then messages with fresh Idempotency-Keys. */
+async function backendTarget(server: Server, _service: Server, count: number): Promise<Target> {
+  const base = server.url;
+  const session = await fetch(`${base}/session`, {
     method: 'POST',
     headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json' },
     body: '{}',
   });
   const { token } = (await session.json()) as { token: string };
-  const auth = { authorization: `Bearer ${token}` };
-  const created = await fetch(`${running.url}/conversations`, {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
-    body: '{}',
+  const conversations = await eightAtATime(count, async () => {
+    const created = await fetch(`${base}/conversations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    if (!created.ok) throw new Error(`making a conversation answered ${created.status}: ${await created.text()}`);
+    return ((await created.json()) as { id: string }).id;
   });
-  const { id } = (await created.json()) as { id: string };
   return {
-    running,
-    send: async (message: string) => {
-      const started = performance.now();
-      const response = await fetch(`${running.url}/conversations/${id}/messages`, {
-        method: 'POST',
-        headers: {
-          ...auth,
+    send: (message, agent, n) =>
+      post(
+        `${base}/conversations/${conversations[n % count]}/messages`,
+        {
+          authorization: `Bearer ${token}`,
           'content-type': 'application/json',
           accept: 'text/event-stream',
           'idempotency-key': crypto.randomUUID(),
         },
-        body: JSON.stringify({ message }),
-      });
-      return timed(started, response);
-    },
+        message,
+        agent,
+      ),
   };
 }
 
 const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))]!;
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))] ?? NaN;
 
-/** Sends `messages` messages, `concurrency` at a time, after a warm-up; the times and the CPU per message. */
-async function measure(target: Target) {
-  for (let i = 0; i < 20; i++) await target.send('Warm up');
+/**
+ * Sends `messages` messages one at a time after a warm-up (the times to the first delta and to the end, and the
+ * server's CPU per message), then as many again `concurrency` at a time (messages per second).
+ */
+async function latency(server: Server, target: Target) {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  for (let i = 0; i < 50; i++) await target.send('Warm up', agent, i);
   const firsts: number[] = [];
   const wholes: number[] = [];
+  const before = usage(server.pid);
+  for (let i = 0; i < messages; i++) {
+    const [first, whole] = await target.send('How long does shipping take?', agent, i);
+    firsts.push(first);
+    wholes.push(whole);
+  }
+  const cpuMs = usage(server.pid).cpuMs - before.cpuMs;
   let next = 0;
-  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next++ < messages) {
-        const [first, whole] = await target.send('How long does shipping take?');
-        firsts.push(first);
-        wholes.push(whole);
-      }
+      for (let i = next++; i < messages; i = next++) await target.send('How long does shipping take?', agent, i);
     }),
   );
   const elapsed = performance.now() - started;
-  const used = process.cpuUsage(cpu);
+  agent.destroy();
   return {
-    'first delta p50 ms': percentile(firsts, 50).toFixed(1),
-    'first delta p99 ms': percentile(firsts, 99).toFixed(1),
-    'whole reply p50 ms': percentile(wholes, 50).toFixed(1),
-    'CPU ms per message': ((used.user + used.system) / 1000 / messages).toFixed(2),
-    'messages per s': Math.round((messages * 1000) / elapsed),
+    firstP50: percentile(firsts, 50),
+    firstP99: percentile(firsts, 99),
+    wholeP50: percentile(wholes, 50),
+    cpuPerMessage: cpuMs / messages,
+    perSecond: Math.round((messages * 1000) / elapsed),
   };
 }
 
-export async function backendBench(): Promise<Record<string, unknown>[]> {
-  const service = await startEmulator({ apiKey, pace: 0 });
-  const personaId = service.emulator.personas[1]!.personaId;
-  const rows: Record<string, unknown>[] = [];
+/** Opens `streams` streams at once, each on its own connection; what failed, the first delta, the peak RSS. */
+async function burst(server: Server, target: Target) {
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  let peak = usage(server.pid).rssMb;
+  const sampler = setInterval(() => (peak = Math.max(peak, usage(server.pid).rssMb)), 20);
+  const failures = new Map<string, number>();
+  const firsts: number[] = [];
+  await Promise.all(
+    Array.from({ length: streams }, (_, i) =>
+      target.send('How long does shipping take?', agent, i).then(
+        ([first]) => firsts.push(first),
+        (error: NodeJS.ErrnoException) =>
+          failures.set(error.code ?? error.message, (failures.get(error.code!) ?? 0) + 1),
+      ),
+    ),
+  );
+  clearInterval(sampler);
+  peak = Math.max(peak, usage(server.pid).rssMb);
+  return {
+    failed: [...failures.values()].reduce((a, b) => a + b, 0),
+    how: [...failures].map(([code, n]) => `${n} ${code}`).join(', '),
+    firstP50: percentile(firsts, 50),
+    peakMb: peak,
+  };
+}
+
+const ms = (value: number) => value.toFixed(1);
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+export async function backendBench(): Promise<{ latency: Record<string, unknown>[]; load: Record<string, unknown>[] }> {
+  const service = await start('emulator');
+  const latencyRows: Record<string, unknown>[] = [];
+  const loadRows: Record<string, unknown>[] = [];
+  const redis = await startRedis().catch((error: Error) => error);
   try {
-    const created = await fetch(`${service.url}/conversations/persona`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
-      body: JSON.stringify({ personaId, externalUserId: 'bench' }),
-    });
-    const { conversationId } = (await created.json()) as { conversationId: string };
-    const proxy = await bareProxy(service.url, conversationId);
-    rows.push({ path: 'bare node:http proxy', ...(await measure(proxy)) });
-    proxy.server.close();
-
-    const memory = await backend(service.url, personaId);
-    rows.push({ path: 'backend, memory store', ...(await measure(memory)) });
-    await memory.running.close();
-
-    let redis;
-    try {
-      redis = await startRedis();
-    } catch (error) {
-      rows.push({ path: `backend, Redis store: not measured (${(error as Error).message})` });
+    type Make = (server: Server, service: Server, count: number) => Promise<Target>;
+    const targets: [string, () => Promise<Server>, Make][] = [
+      ['bare node:http proxy', () => start('proxy', service.url), proxyTarget],
+      ['backend, memory store', () => start('backend', service.url, service.personaId!), backendTarget],
+    ];
+    if (redis instanceof Error) latencyRows.push({ path: `backend, Redis store: not measured (${redis.message})` });
+    else {
+      const startRedisBackend = () => start('backend', service.url, service.personaId!, redis.url);
+      targets.push(['backend, Redis store', startRedisBackend, backendTarget]);
     }
-    if (redis) {
-      const store = new RedisStore({ url: redis.url });
+    let floor: Awaited<ReturnType<typeof latency>> | undefined;
+    for (const [path, begin, targetOf] of targets) {
+      const server = await begin();
       try {
-        for (let tries = 0; ; tries++) {
-          try {
-            await store.ping();
-            break;
-          } catch (error) {
-            if (tries > 100) throw error;
-            await new Promise(resolve => setTimeout(resolve, 20));
-          }
-        }
-        const shared = await backend(service.url, personaId, store);
-        rows.push({ path: 'backend, Redis store', ...(await measure(shared)) });
-        await shared.running.close();
+        const target = await targetOf(server, service, 20);
+        const average = loadAverage();
+        const row = await latency(server, target);
+        floor ??= row;
+        latencyRows.push({
+          path,
+          'first delta p50 ms': ms(row.firstP50),
+          'first delta p99 ms': ms(row.firstP99),
+          'added p50 / p99 ms':
+            row === floor ? '' : `${ms(row.firstP50 - floor.firstP50)} / ${ms(row.firstP99 - floor.firstP99)}`,
+          'whole reply p50 ms': ms(row.wholeP50),
+          'server CPU ms per message': row.cpuPerMessage.toFixed(2),
+          'CPU × proxy': (row.cpuPerMessage / floor.cpuPerMessage).toFixed(1),
+          'messages per s, 8 at a time': row.perSecond,
+          'load average': average,
+        });
       } finally {
-        await store.close();
-        await redis.stop();
+        server.stop();
+      }
+    }
+    // The load test on the proxy and the memory store: Redis adds its own process, not the backend's.
+    for (const [path, begin, targetOf] of targets.slice(0, 2)) {
+      const server = await begin();
+      try {
+        const target = await targetOf(server, service, streams);
+        const idle = usage(server.pid).rssMb;
+        for (let attempt = 1; attempt <= attempts; attempt++) {
+          const average = loadAverage();
+          const row = await burst(server, target);
+          loadRows.push({
+            path,
+            attempt,
+            failed: row.failed ? `${row.failed} (${row.how})` : 0,
+            'first delta p50 ms': Math.round(row.firstP50),
+            'RSS idle / peak MB': `${Math.round(idle)} / ${Math.round(row.peakMb)}`,
+            'KB per stream': Math.round(((row.peakMb - idle) * 1024) / streams),
+            'load average': average,
+          });
+        }
+      } finally {
+        server.stop();
       }
     }
   } finally {
-    await service.close();
+    service.stop();
+    if (!(redis instanceof Error)) await redis.stop();
   }
-  return rows;
+  return { latency: latencyRows, load: loadRows };
 }

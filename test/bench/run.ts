@@ -143,31 +143,57 @@ function table(rows: Record<string, unknown>[]): string {
   ].join('\n');
 }
 
-const elementSections = await elementBench();
-const page = await benchPage();
-let hostileRows: Record<string, unknown>[];
-try {
-  hostileRows = await hostile(page);
-} finally {
-  page.close();
+/** The browser's part: the element, hostile markdown and the size of the script-tag file. */
+async function browserSections(): Promise<string[]> {
+  const elementSections = await elementBench();
+  const page = await benchPage();
+  let hostileRows: Record<string, unknown>[];
+  try {
+    hostileRows = await hostile(page);
+  } finally {
+    page.close();
+  }
+  return [
+    ...elementSections.flatMap(section => [section, '']),
+    '## Hostile markdown: streamed in 1 to 2 KB pieces, one render per piece, then the final render; then at once',
+    '',
+    table(hostileRows),
+    '',
+    '## Size of the script-tag file',
+    '',
+    table(await size()),
+    '',
+  ];
 }
+
+/** The backend's part: latency and CPU beside a bare proxy, then many streams at once. */
+async function backendSections(): Promise<string[]> {
+  const { latency, load } = await backendBench();
+  return [
+    `## Backend: ${process.env.BENCH_MESSAGES ?? 300} messages one at a time, then 8 at a time; emulator at pace 0, limits off`,
+    '',
+    table(latency),
+    '',
+    `## Backend: ${process.env.BENCH_STREAMS ?? 2000} streams opened at once, each on its own connection`,
+    '',
+    table(load),
+    '',
+    "## Backend: the Worker bundle (the README's Worker example, bundled by esbuild for a neutral platform, minified)",
+    '',
+    table(await workerBundleRows()),
+    '',
+  ];
+}
+
+// BENCH_ONLY=backend (or browser) runs one part alone.
+const only = process.env.BENCH_ONLY;
+if (only && only !== 'backend' && only !== 'browser') throw new Error('BENCH_ONLY must be backend or browser');
 const report = [
   `# persona-chat benchmarks (${new Date().toISOString().slice(0, 10)}, median of ${repeats} unless said)`,
   '',
-  ...elementSections.flatMap(section => [section, '']),
-  '## Hostile markdown: streamed in 1 to 2 KB pieces, one render per piece, then the final render; then at once',
-  '',
-  table(hostileRows),
-  '',
-  '## Size of the script-tag file',
-  '',
-  table(await size()),
-  '',
-  `## Backend: ${process.env.BENCH_MESSAGES ?? 300} messages, 8 at a time, emulator at pace 0, limits off`,
-  '',
-  table([...(await backendBench()), ...(await workerBundleRows())]),
-  '',
+  ...(only === 'backend' ? [] : await browserSections()),
+  ...(only === 'browser' ? [] : await backendSections()),
 ].join('\n');
 await mkdir('test-results', { recursive: true });
-await writeFile('test-results/bench.md', report);
+await writeFile(only ? `test-results/bench-${only}.md` : 'test-results/bench.md', report);
 console.log(report);

@@ -111,6 +111,15 @@ describe('the visitor’s conversations', () => {
         const res = await parts.send(parts.juniperToken, id, message, { accept: 'application/json' });
         assert.equal(res.status, 200, 'a reply');
       }
+      // Once the backend has named it from its first message, in the background, the visitor's name replaces that.
+      for (let i = 0; i < 200 && !parts.emulator.store.get(id)!.conversationName; i++) {
+        await new Promise(resolve => setTimeout(resolve, 5));
+      }
+      assert.equal(
+        parts.emulator.store.get(id)!.conversationName,
+        'Do you rent tents?',
+        'named from the first message',
+      );
       parts.emulator.store.get(id)!.conversationName = 'Tents';
       const list = (await (await parts.api('GET', '/conversations', parts.juniperToken)).json()) as ConversationList;
       const messages = parts.emulator.store.get(id)!.chatMessages!;

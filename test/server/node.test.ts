@@ -17,6 +17,7 @@ import { limitFlags, timeoutFlags } from '../../src/server/config.js';
 import type { LogLine } from '../../src/server/config.js';
 import type { ErrorEnvelope } from '../../src/protocol.js';
 import { serveBackend } from '../../src/server/node.js';
+import { startEmulator } from '../../src/emulator/node.js';
 import type { RunningBackend } from '../../src/server/node.js';
 import { parseEvents, textOfEvents, tokenSecret } from '../support/backend.js';
 import { apiKey, juniper } from '../support/service.js';
@@ -223,6 +224,44 @@ describe('backend over real sockets', () => {
       const list = await fetch(`${url}/conversations`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(list.status, 200, `round ${round}`);
       assert.equal((await list.json()).next, null);
+    }
+  });
+});
+
+describe('listening', () => {
+  /** The backlog of the socket listening on `port`, as the kernel reports it (Linux, with iproute2's ss). */
+  function backlogOf(port: number): number | undefined {
+    const listed = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+    if (listed.status !== 0) return undefined;
+    const [, , sendQ] = listed.stdout.trim().split(/\s+/);
+    return Number(sendQ);
+  }
+  const somaxconn = async () =>
+    Number((await readFile('/proc/sys/net/core/somaxconn', 'utf8').catch(() => '4096')).trim());
+  const backend = () =>
+    createBackend({
+      serviceUrl: 'http://127.0.0.1:9',
+      apiKey,
+      personaId: juniper.personaId,
+      tokenSecret,
+      allowedOrigins: [site],
+      log: () => {},
+    });
+
+  it('takes the backlog it is given, and a large one by default, for the backend and the emulator', async t => {
+    const given = await serveBackend(backend(), { backlog: 7 });
+    const usual = await serveBackend(backend());
+    const emulator = await startEmulator({ apiKey, backlog: 9 });
+    try {
+      const port = (url: string) => Number(new URL(url).port);
+      const seen = backlogOf(port(given.url));
+      if (seen === undefined) return t.skip('ss is not available to read the backlog');
+      assert.equal(seen, 7, 'the backlog given');
+      assert.equal(backlogOf(port(usual.url)), Math.min(4096, await somaxconn()), '4096, or the kernel limit below it');
+      assert.equal(backlogOf(port(emulator.url)), 9, 'the emulator’s HTTP/1.1 listener');
+      assert.equal(backlogOf(port(emulator.http2Url)), 9, 'the emulator’s HTTP/2 listener');
+    } finally {
+      await Promise.all([given.close(), usual.close(), emulator.close()]);
     }
   });
 });

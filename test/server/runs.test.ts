@@ -110,9 +110,11 @@ describe('Runs', () => {
     const list = await read(r.key);
     assert.deepEqual(
       list.map(e => e.event),
-      ['delta', 'delta', 'citations', 'done'],
+      ['delta', 'citations', 'done'],
+      'the text that came together is one event',
     );
-    assert.deepEqual(list[2]!.data, { citations: [{}, {}] }, 'what does not fit is dropped');
+    assert.deepEqual(list[0]!.data, { text: 'Hi there [1]' });
+    assert.deepEqual(list[1]!.data, { citations: [{}, {}] }, 'what does not fit is dropped');
     await until(() => slots() === 0, 'the slot is given back');
     assert.equal(await store.leaseHeld(runId(r)), false);
     const [view] = await runs.views('c1', 'anon_a');
@@ -153,6 +155,46 @@ describe('Runs', () => {
       (await reading).map(e => e.data),
       [{ text: 'two' }, { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage: null }],
     );
+  });
+
+  it('appends the text of one read from the service as one event, and text that came apart as events apart', async () => {
+    const { runs, upstream, admit, ref, read, store } = setup();
+    const r = ref();
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
+    upstream.calls[0]!.push({ type: 'delta', text: 'one ' }, { type: 'delta', text: 'two ' });
+    const first = await store.readEvents(runId(r), null, { waitMs: 1000 });
+    assert.deepEqual(
+      first.map(e => JSON.parse(e.data) as unknown),
+      [{ text: 'one two ' }],
+      'appended once the read is over, as one event',
+    );
+    upstream.calls[0]!.push({ type: 'delta', text: 'three' });
+    await store.readEvents(runId(r), first[0]!.id, { waitMs: 1000 });
+    upstream.calls[0]!.push(done());
+    assert.deepEqual(
+      (await read(r.key)).map(e => e.data),
+      [{ text: 'one two ' }, { text: 'three' }, { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage: null }],
+    );
+  });
+
+  it('appends the text it holds before a run ends interrupted: a reader resuming anywhere gets all of it', async () => {
+    const { runs, upstream, admit, ref, read, store } = setup();
+    const r = ref();
+    await runs.send(r, 'Hello', admit).then(started => started.accepted);
+    upstream.calls[0]!.push({ type: 'delta', text: 'one ' });
+    const [first] = await store.readEvents(runId(r), null, { waitMs: 1000 });
+    // Closed while the next text is still waiting for the end of its read.
+    upstream.calls[0]!.push({ type: 'delta', text: 'two ' }, { type: 'delta', text: 'three' });
+    runs.close();
+    const resumed = await read(r.key, first!.id);
+    assert.deepEqual(
+      resumed.map(e => e.event),
+      ['delta', 'error'],
+    );
+    assert.deepEqual(resumed[0]!.data, { text: 'two three' }, 'the text held is in the log before the end');
+    const [view] = await runs.views('c1', 'anon_a');
+    assert.equal(view!.content, 'one two three', 'the view has every piece of text');
+    assert.equal(view!.status, 'interrupted');
   });
 
   it('stops a run: the service call is aborted and the log ends with finishReason stopped', async () => {

@@ -70,4 +70,33 @@ describe('ConversationUpdates', () => {
     await updates.settled();
     assert.deepEqual(reports, ['naming a conversation failed: unreachable']);
   });
+
+  it('has only so many background writes under way at once, and lets the others follow', async () => {
+    const updates = new ConversationUpdates({
+      service: { getConversation: async () => ({ conversationId: 'c' }), ...writes },
+      onError: () => {},
+      concurrentWrites: 2,
+    });
+    let running = 0;
+    let most = 0;
+    const releases: (() => void)[] = [];
+    const done: string[] = [];
+    for (const id of ['a', 'b', 'c', 'd', 'e']) {
+      void updates.background(id, 'writing', async () => {
+        most = Math.max(most, ++running);
+        await new Promise<void>(resolve => releases.push(resolve));
+        running--;
+        done.push(id);
+      });
+    }
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    assert.equal(releases.length, 2, 'two started, three wait');
+    for (let i = 0; i < 5; i++) {
+      releases[i]!();
+      for (let j = 0; j < 20 && releases.length < Math.min(5, i + 3); j++) await Promise.resolve();
+    }
+    await updates.settled();
+    assert.equal(most, 2, 'never more than two at once');
+    assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e'], 'all of them, first come first');
+  });
 });

@@ -237,6 +237,22 @@ describe('ServiceClient', () => {
       assertNoKey(error);
     });
 
+    it('says what failed under a transport failure that says only "fetch failed", without the key', async () => {
+      const client = new ServiceClient({
+        baseUrl: origin,
+        apiKey,
+        fetch: async () => {
+          const cause = Object.assign(new Error(`other side closed, key ${apiKey}`), { code: 'UND_ERR_SOCKET' });
+          throw new TypeError('fetch failed', { cause });
+        },
+      });
+      const error = await client.listConversations().catch((e: unknown) => e);
+      assert.ok(error instanceof ServiceError, 'a ServiceError');
+      assert.equal(error.code, 'network_error');
+      assert.match(error.message, /fetch failed \(UND_ERR_SOCKET: other side closed, key \[redacted\]\)$/);
+      assertNoKey(error);
+    });
+
     it('turns a body that is not JSON into bad_response', async () => {
       const client = new ServiceClient({
         baseUrl: origin,

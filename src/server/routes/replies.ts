@@ -13,7 +13,7 @@ import { keepAliveOf } from '../context.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError, errorOfEvent, noteFailure } from '../errors.js';
 import { fold, interrupted, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
-import { eventFrame, frame, ping, sseHeaders } from '../sse.js';
+import { eventFrames, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
 import { conversationId } from './conversations.js';
@@ -94,7 +94,7 @@ export function replyRoutes(parts: Parts) {
   /** The run's events as SSE: `meta` at once, then the log after `after`, then live events, pings between. */
   function stream(c: Ctx, record: RunRecord, after: string | null) {
     const reader = new AbortController();
-    const events = runs.follow(runId(record), record.attempt, after, reader.signal);
+    const batches = runs.followBatches(runId(record), record.attempt, after, reader.signal);
     let settle: (outcome: LogLine['outcome']) => void = () => {};
     c.set('outcome', new Promise(resolve => (settle = resolve)));
     let timer: ReturnType<typeof setInterval> | undefined;
@@ -117,16 +117,17 @@ export function replyRoutes(parts: Parts) {
       },
       async pull(controller) {
         try {
-          const next = await events.next();
+          const next = await batches.next();
           if (next.done) {
             // A new attempt began, or the reader left: the browser follows again from where it was.
             end(reader.signal.aborted ? 'detached' : 'restarted');
             return controller.close();
           }
-          const event = next.value;
-          controller.enqueue(eventFrame(event.id, event.event, event.data));
-          if (isTerminal(event)) {
-            end(outcomeOf(event.event, event.data));
+          // The events the store had are written together, in one piece of the response.
+          controller.enqueue(eventFrames(next.value));
+          const last = next.value.at(-1)!;
+          if (isTerminal(last)) {
+            end(outcomeOf(last.event, last.data));
             controller.close();
           }
         } catch (error) {
@@ -138,7 +139,7 @@ export function replyRoutes(parts: Parts) {
       },
       async cancel() {
         end('detached');
-        await events.return(undefined);
+        await batches.return(undefined);
       },
     });
     return new Response(body, { headers: sseHeaders });
