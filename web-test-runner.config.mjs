@@ -53,6 +53,10 @@ const clipboardPlugin = {
     try {
       const page = session.browser.getPage(session.id);
       await page.browserContext().overridePermissions(origin, ['clipboard-read', 'clipboard-sanitized-write']);
+      // A page writes to the clipboard only while it has the focus; the suite's pages run side by side in one
+      // browser, so this one is made to behave as focused whichever has it (the session stays open for that).
+      const cdp = await page.createCDPSession();
+      await cdp.send('Emulation.setFocusEmulationEnabled', { enabled: true });
       return true;
     } catch {
       return false;
@@ -146,8 +150,10 @@ const makeBackend = () =>
       messagesPerUserPerMinute: 1000,
       messagesPerIpPerMinute: 1000,
       sessionsPerIpPerMinute: 1000,
+      sessionsPerVisitorPerMinute: 1000,
       conversationsPerUserPerMinute: 1000,
       conversationReadsPerUserPerMinute: 1000,
+      feedbackPerUserPerMinute: 1000,
       concurrentStreamsPerUser: 1000,
     },
     log: () => {},
@@ -198,7 +204,17 @@ const hostileBackend = createBackend({
   tokenSecret,
   allowedOrigins: [origin],
   basePath: '/hostile-chat',
-  limits: { messagesPerUserPerMinute: 1000, messagesPerIpPerMinute: 1000, concurrentStreamsPerUser: 1000 },
+  // The suite's tests share one visitor: no rate limit of theirs may be reached by the suite.
+  limits: {
+    messagesPerUserPerMinute: 1000,
+    messagesPerIpPerMinute: 1000,
+    sessionsPerIpPerMinute: 1000,
+    sessionsPerVisitorPerMinute: 1000,
+    conversationsPerUserPerMinute: 1000,
+    conversationReadsPerUserPerMinute: 1000,
+    feedbackPerUserPerMinute: 1000,
+    concurrentStreamsPerUser: 1000,
+  },
   log: () => {},
   fetch: async (input, init) => {
     const request = new Request(input, init);
