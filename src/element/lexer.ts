@@ -16,31 +16,28 @@
 /** How deep block quotes and lists may nest, and, inside a block, emphasis, strikethrough and links. */
 export const maxDepth = 16;
 
+/**
+ * Inline tokens carry what the renderer reads of them; only raw HTML keeps its text as written (`raw`), since that is
+ * what is shown.
+ */
 export interface Text {
   type: 'text';
-  raw: string;
   text: string;
-  /** A list item's paragraph, when its list is tight, has inline tokens. */
-  tokens?: Inline[];
 }
 export interface Escape {
   type: 'escape';
-  raw: string;
   text: string;
 }
 export interface Span {
   type: 'strong' | 'em' | 'del';
-  raw: string;
   tokens: Inline[];
 }
 export interface Codespan {
   type: 'codespan';
-  raw: string;
   text: string;
 }
 export interface Br {
   type: 'br';
-  raw: string;
 }
 /** Raw HTML, inline or a block; the renderer shows it as text. */
 export interface Html {
@@ -49,19 +46,18 @@ export interface Html {
 }
 export interface Link {
   type: 'link';
-  raw: string;
   href: string;
   tokens: Inline[];
 }
 export interface Image {
   type: 'image';
-  raw: string;
   href: string;
   /** The alternative text as written. */
   text: string;
 }
 export type Inline = Text | Escape | Span | Codespan | Br | Html | Link | Image;
 
+/** Block tokens have their text as written (`raw`): the top-level ones cover the text, in order. */
 export interface Space {
   type: 'space';
   raw: string;
@@ -69,14 +65,12 @@ export interface Space {
 export interface Paragraph {
   type: 'paragraph';
   raw: string;
-  text: string;
   tokens: Inline[];
 }
 export interface Heading {
   type: 'heading';
   raw: string;
   depth: number;
-  text: string;
   tokens: Inline[];
 }
 export interface Code {
@@ -111,7 +105,6 @@ export interface List {
 }
 export type Align = 'left' | 'right' | 'center' | null;
 export interface Cell {
-  text: string;
   tokens: Inline[];
   align: Align;
 }
@@ -131,7 +124,13 @@ export interface Def {
   type: 'def';
   raw: string;
 }
-export type Block = Space | Paragraph | Heading | Code | Blockquote | List | Table | Hr | Html | Def | Text;
+/** A list item's paragraph, when its list is tight. */
+export interface TextBlock {
+  type: 'text';
+  raw: string;
+  tokens: Inline[];
+}
+export type Block = Space | Paragraph | Heading | Code | Blockquote | List | Table | Hr | Html | Def | TextBlock;
 export type Token = Block | Inline;
 
 /** How many characters a link's destination and title may take. */
@@ -274,7 +273,7 @@ export function lex(src: string): Block[] {
           .slice(m[0].length)
           .trim()
           .replace(/(?:^|[ \t]+)#+$/, '');
-        out.push({ type: 'heading', raw: raw(start, ++i), depth: m[1]!.length, text, tokens: inlined(text) });
+        out.push({ type: 'heading', raw: raw(start, ++i), depth: m[1]!.length, tokens: inlined(text) });
       } else if (hr.test(line)) {
         out.push({ type: 'hr', raw: raw(start, ++i) });
       } else if (depth < maxDepth && quote.test(line)) {
@@ -321,7 +320,7 @@ export function lex(src: string): Block[] {
         const align = cells(lines[i + 1]!).map(alignOf);
         const row = (l: string) => {
           const texts = cells(l);
-          return align.map((a, c) => ({ text: texts[c] ?? '', tokens: inlined(texts[c] ?? ''), align: a }));
+          return align.map((a, c) => ({ tokens: inlined(texts[c] ?? ''), align: a }));
         };
         const header = row(line);
         const rows: Cell[][] = [];
@@ -351,8 +350,8 @@ export function lex(src: string): Block[] {
           .map(l => l.replace(/^[ \t]+/, ''))
           .join('\n');
         if (depthOfHeading) {
-          out.push({ type: 'heading', raw: raw(start, ++i), depth: depthOfHeading, text, tokens: inlined(text) });
-        } else out.push({ type: 'paragraph', raw: raw(start, i), text, tokens: inlined(text) });
+          out.push({ type: 'heading', raw: raw(start, ++i), depth: depthOfHeading, tokens: inlined(text) });
+        } else out.push({ type: 'paragraph', raw: raw(start, i), tokens: inlined(text) });
       }
     }
     return out;
@@ -425,11 +424,7 @@ export function lex(src: string): Block[] {
       });
     }
     if (!loose) {
-      for (const { tokens } of items) {
-        tokens.forEach((t, k) => {
-          if (t.type === 'paragraph') tokens[k] = { type: 'text', raw: t.raw, text: t.text, tokens: t.tokens };
-        });
-      }
+      for (const { tokens } of items) for (const t of tokens) if (t.type === 'paragraph') (t as Block).type = 'text';
     }
     out.push({
       type: 'list',
@@ -447,10 +442,9 @@ export function lex(src: string): Block[] {
   return tokens;
 }
 
-/** A run of `*`, `_` or `~` not yet paired, with what is left of it and where that starts. */
+/** A run of `*`, `_` or `~` not yet paired, with what is left of it. */
 interface Delimiter {
   char: string;
-  at: number;
   left: number;
   length: number;
   opens: boolean;
@@ -471,7 +465,7 @@ const depths = new WeakMap<Inline, number>();
 
 const isSpace = (c: string | undefined) => !c || /\s/.test(c);
 const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
-const text = (raw: string, value = raw): Text => ({ type: 'text', raw, text: value });
+const text = (text: string): Text => ({ type: 'text', text });
 /** The characters an e-mail address's local part is made of. */
 const isLocal = (c: string | undefined) => Boolean(c && /[\w.+-]/.test(c));
 
@@ -498,8 +492,8 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
     const before = src[i - 1];
     if (c === '\\') {
       const next = src[i + 1];
-      if (next === '\n') add({ type: 'br', raw: '\\\n' }, i + 2);
-      else if (next && asciiPunctuation.test(next)) add({ type: 'escape', raw: '\\' + next, text: next }, i + 2);
+      if (next === '\n') add({ type: 'br' }, i + 2);
+      else if (next && asciiPunctuation.test(next)) add({ type: 'escape', text: next }, i + 2);
       else i++;
     } else if (c === '`') {
       let end = i;
@@ -524,7 +518,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       }
       let code = src.slice(end, close).replace(/\n/g, ' ');
       if (code.length > 1 && code[0] === ' ' && code.at(-1) === ' ' && code.trim()) code = code.slice(1, -1);
-      add({ type: 'codespan', raw: src.slice(i, close + length), text: code }, close + length);
+      add({ type: 'codespan', text: code }, close + length);
     } else if (c === '*' || c === '_' || c === '~') {
       let end = i;
       while (src[end] === c) end++;
@@ -535,8 +529,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       const opens = c === '_' ? left && (!right || isPunctuation(before)) : left;
       const closes = c === '_' ? right && (!left || isPunctuation(after)) : right;
       // A run that can neither open nor close, or of more than two tildes, stays in the text.
-      if ((opens || closes) && (c !== '~' || length < 3))
-        add({ char: c, at: i, left: length, length, opens, closes }, end);
+      if ((opens || closes) && (c !== '~' || length < 3)) add({ char: c, left: length, length, opens, closes }, end);
       else i = end;
     } else if (c === '[' || (c === '!' && src[i + 1] === '[')) {
       const bracket: Bracket = { bracket: c === '[' ? '[' : '![', at: i, index: 0, active: true };
@@ -552,13 +545,12 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       }
       if (i > from) items.push(text(src.slice(from, i)));
       const [href, end] = target;
-      const { tokens, depth } = resolve(items.splice(opener.index).slice(1), src);
-      const raw = src.slice(opener.at, end);
+      const { tokens, depth } = resolve(items.splice(opener.index).slice(1));
       let token: Inline;
       if (opener.bracket === '![') {
-        token = { type: 'image', raw, href, text: src.slice(opener.at + 2, i) };
+        token = { type: 'image', href, text: src.slice(opener.at + 2, i) };
       } else {
-        token = { type: 'link', raw, href, tokens };
+        token = { type: 'link', href, tokens };
         for (const b of brackets) if (b.bracket === '[') b.active = false;
       }
       if (depth >= maxDepth) {
@@ -576,7 +568,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       const h = m ? null : tag.exec(src);
       if (m) {
         const href = m[1]!.includes('@') && !m[1]!.includes(':') ? 'mailto:' + m[1] : m[1]!;
-        add({ type: 'link', raw: m[0], href, tokens: [text(m[1]!)] }, i + m[0].length);
+        add({ type: 'link', href, tokens: [text(m[1]!)] }, i + m[0].length);
       } else if (h) add({ type: 'html', raw: h[0] }, i + h[0].length);
       else if (src.startsWith('<!--', i)) {
         // A comment ends at the first `-->` after it; where that is, is looked up once for all comments before it.
@@ -589,7 +581,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       while (spaces > from && src[spaces - 1] === ' ') spaces--;
       const end = i + 1;
       i = spaces;
-      add({ type: 'br', raw: src.slice(spaces, end) }, end);
+      add({ type: 'br' }, end);
     } else {
       // GitHub's autolinks: a URL not inside a word; `www.` after a space, a delimiter or a parenthesis; an e-mail
       // address.
@@ -601,12 +593,12 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       if (found) {
         const raw = src.slice(i, found);
         const href = address ? 'mailto:' + raw : c === 'w' ? 'http://' + raw : raw;
-        add({ type: 'link', raw, href, tokens: [text(raw)] }, found);
+        add({ type: 'link', href, tokens: [text(raw)] }, found);
       } else i++;
     }
   }
   if (i > from) items.push(text(src.slice(from)));
-  return resolve(items, src).tokens;
+  return resolve(items).tokens;
 }
 
 /**
@@ -719,7 +711,7 @@ function literalAddress(src: string, at: number): number | undefined {
  * Pairs the emphasis and strikethrough delimiter runs of a sequence (CommonMark's process of emphasis, with its
  * bounds that keep it linear), and makes the rest text.
  */
-function resolve(items: Item[], src: string): { tokens: Inline[]; depth: number } {
+function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
   const out: Item[] = [];
   /** The indexes in `out` of the runs that can open, and the deepest item between each and the next. */
   const openers: number[] = [];
@@ -779,13 +771,8 @@ function resolve(items: Item[], src: string): { tokens: Inline[]; depth: number 
       const content = finish(out.splice(openers[k]! + 1));
       truncate(k + 1);
       opener.left -= use;
-      const raw = src.slice(opener.at + opener.left, closer.at + closer.length - closer.left + use);
       closer.left -= use;
-      const span: Span = {
-        type: closer.char === '~' ? 'del' : use === 2 ? 'strong' : 'em',
-        raw,
-        tokens: content,
-      };
+      const span: Span = { type: closer.char === '~' ? 'del' : use === 2 ? 'strong' : 'em', tokens: content };
       depths.set(span, d + 1);
       deepest[k] = 0;
       if (!opener.left) {
@@ -807,23 +794,12 @@ function resolve(items: Item[], src: string): { tokens: Inline[]; depth: number 
 /** The items as tokens: runs and brackets left over are text, and neighbouring texts are one. */
 function finish(items: Item[]): Inline[] {
   const tokens: Inline[] = [];
-  let raw: string[] = [];
-  let texts: string[] = [];
-  const end = () => {
-    if (raw.length) tokens.push(text(raw.join(''), texts.join('')));
-    raw = [];
-    texts = [];
-  };
   for (const item of items) {
     const token = 'char' in item ? text(item.char.repeat(item.left)) : 'bracket' in item ? text(item.bracket) : item;
-    if (token.type === 'text' && !token.tokens) {
-      raw.push(token.raw);
-      texts.push(token.text);
-    } else {
-      end();
-      tokens.push(token);
-    }
+    const last = tokens.at(-1);
+    // Every text here is one of this sequence's own, made for it: it can take the next one in.
+    if (token.type === 'text' && last?.type === 'text') last.text += token.text;
+    else tokens.push(token);
   }
-  end();
   return tokens;
 }

@@ -180,7 +180,6 @@ function inlineToken(token: Inline, ctx: RenderContext, inLink = false): Part {
   const inner = (tokens: Inline[], link = inLink) => inline(tokens, ctx, link);
   switch (token.type) {
     case 'text':
-      if (token.tokens) return html`${inline(token.tokens, ctx, inLink)}`;
       return inLink ? decodeEntities(token.text) : html`${textWithCitations(token.text, ctx)}`;
     case 'escape':
       return token.text;
@@ -285,7 +284,7 @@ function block(token: Block, ctx: RenderContext): Part {
     case 'html':
       return html`<p>${token.raw.trim()}</p>`;
     case 'text':
-      return inlineToken(token, ctx);
+      return html`${inline(token.tokens, ctx)}`;
   }
 }
 
@@ -295,7 +294,7 @@ function block(token: Block, ctx: RenderContext): Part {
  */
 function listItem(item: ListItem, ctx: RenderContext): Part[] {
   const [first, ...rest] = item.tokens;
-  if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph') || !first.tokens) {
+  if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph')) {
     return blocks(item.tokens, ctx);
   }
   const label = html`<label><input type="checkbox" disabled ?checked=${Boolean(item.checked)} /> ${inline(first.tokens, ctx)}</label>`;
@@ -324,10 +323,7 @@ function lex(markdown: string, split = true): Block[] {
   try {
     return lexTokens(markdown);
   } catch {
-    if (!split)
-      return [
-        { type: 'paragraph', raw: markdown, text: markdown, tokens: [{ type: 'text', raw: markdown, text: markdown }] },
-      ];
+    if (!split) return [{ type: 'paragraph', raw: markdown, tokens: [{ type: 'text', text: markdown }] }];
     return markdown.split(/(?<=\n[ \t]*\n)/).flatMap(paragraph => lex(paragraph, false));
   }
 }
