@@ -136,7 +136,7 @@ export type Token = Block | Inline;
 /** How many characters a link's destination and title may take. */
 const maxTarget = 2_048;
 
-const blank = /^[ \t]*$/;
+const isBlank = (line: string) => /^[ \t]*$/.test(line);
 export const fence = /^( {0,3})(`{3,}|~{3,})(.*)$/;
 const fenceEnd = /^ {0,3}(`+|~+)[ \t]*$/;
 const atx = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
@@ -156,7 +156,7 @@ const htmlStart =
   /^ {0,3}(?:<(script|pre|style|textarea)(?=[\s>]|$)|(<!--)|<\/?(?:address|article|aside|blockquote|details|dialog|div|dl|dt|dd|fieldset|figure|footer|form|h[1-6]|header|hr|iframe|li|main|nav|ol|p|section|summary|table|tbody|td|th|thead|tr|ul)(?=[\s>]|\/>|$))/i;
 /** An HTML tag: what is inside it is shown as written, never read as markdown. */
 const tag = /<\/?[a-z][\w-]*(?:\s[^<>]*)?>/iy;
-const tagLine = /^ {0,3}<\/?[a-z][\w-]*(?:\s[^<>]*)?>[ \t]*$/i;
+const tagLine = new RegExp(`^ {0,3}${tag.source}[ \\t]*$`, 'i');
 const autolink = /<([a-z][\w+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>/iy;
 const punctuation = /[\p{P}\p{S}]/u;
 const asciiPunctuation = /[!-/:-@[-`{-~]/;
@@ -165,6 +165,12 @@ const asciiPunctuation = /[!-/:-@[-`{-~]/;
 function opensFence(line: string) {
   const m = fence.exec(line);
   return m && !(m[2]![0] === '`' && m[3]!.includes('`')) ? m : null;
+}
+
+/** Whether `line` closes fenced code that `opener` opened: as many of its characters or more, and nothing else. */
+function closesFence(line: string, opener: string) {
+  const m = fenceEnd.exec(line);
+  return Boolean(m && m[1]![0] === opener[0] && m[1]!.length >= opener.length);
 }
 
 /** Columns of leading whitespace, a tab reaching the next multiple of four. */
@@ -243,39 +249,44 @@ export function lex(src: string): Block[] {
     for (const line of lines) starts.push(starts.at(-1)! + line.length + 1);
     const n = lines.at(-1) === '' ? lines.length - 1 : lines.length;
     const raw = (from: number, to: number) => src.slice(starts[from], starts[to]);
-    for (let i = 0; i < n;) {
-      const start = i;
+    let i = 0;
+    let start = 0;
+    /** Adds the block that starts at `start` and ends before line `to`. */
+    const add = (token: object, to = i) => out.push({ ...token, raw: raw(start, to) } as Block);
+    while (i < n) {
+      start = i;
       const line = lines[i]!;
       let m: RegExpExecArray | null;
-      if (blank.test(line)) {
-        while (i < n && blank.test(lines[i]!)) i++;
-        out.push({ type: 'space', raw: raw(start, i) });
+      if (isBlank(line)) {
+        while (i < n && isBlank(lines[i]!)) i++;
+        add({ type: 'space' });
       } else if (indent(line) >= 4) {
         let end = ++i;
-        for (; i < n && (blank.test(lines[i]!) || indent(lines[i]!) >= 4); i++) {
-          if (!blank.test(lines[i]!)) end = i + 1;
+        for (; i < n && (isBlank(lines[i]!) || indent(lines[i]!) >= 4); i++) {
+          if (!isBlank(lines[i]!)) end = i + 1;
         }
         i = end;
-        const text = lines.slice(start, i).map(l => outdent(l, 4));
-        out.push({ type: 'code', raw: raw(start, i), text: text.join('\n') });
+        add({
+          type: 'code',
+          text: lines
+            .slice(start, i)
+            .map(l => outdent(l, 4))
+            .join('\n'),
+        });
       } else if ((m = opensFence(line))) {
         const [, spaces, opener, info] = m as unknown as [string, string, string, string];
         const body: string[] = [];
-        for (i++; i < n; i++) {
-          const end = fenceEnd.exec(lines[i]!);
-          if (end && end[1]![0] === opener[0] && end[1]!.length >= opener.length) break;
-          body.push(outdent(lines[i]!, spaces.length));
-        }
+        for (i++; i < n && !closesFence(lines[i]!, opener); i++) body.push(outdent(lines[i]!, spaces.length));
         if (i < n) i++;
-        out.push({ type: 'code', raw: raw(start, i), lang: unescape(info.trim()), text: body.join('\n') });
+        add({ type: 'code', lang: unescape(info.trim()), text: body.join('\n') });
       } else if ((m = atx.exec(line))) {
         const text = line
           .slice(m[0].length)
           .trim()
           .replace(/(?:^|[ \t]+)#+$/, '');
-        out.push({ type: 'heading', raw: raw(start, ++i), depth: m[1]!.length, tokens: inlined(text) });
+        add({ type: 'heading', depth: m[1]!.length, tokens: inlined(text) }, ++i);
       } else if (hr.test(line)) {
-        out.push({ type: 'hr', raw: raw(start, ++i) });
+        add({ type: 'hr' }, ++i);
       } else if (depth < maxDepth && quote.test(line)) {
         // Its lines, without their `>`, and the lazy ones that go on a paragraph in it.
         const body: string[] = [];
@@ -284,38 +295,96 @@ export function lex(src: string): Block[] {
         for (; i < n; i++) {
           const l = lines[i]!;
           const q = quote.exec(l);
-          if (!q && !(paragraph && !blank.test(l) && !breaks(l, depth) && !tableAt(lines, i))) break;
+          if (!q && !(paragraph && !isBlank(l) && !breaks(l, depth) && !tableAt(lines, i))) break;
           const content = q ? l.slice(q[0].length) : l;
           body.push(content);
           // Whether the next line may be lazy: this one is text of a paragraph, as far as one line tells.
           const inner = content.replace(/^(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*/, '');
           const f = opensFence(inner);
           if (fenced) {
-            const end = fenceEnd.exec(inner);
-            if (end && end[1]![0] === fenced[0] && end[1]!.length >= fenced.length) fenced = '';
+            if (closesFence(inner, fenced)) fenced = '';
             paragraph = false;
           } else if (f) {
             fenced = f[2]!;
             paragraph = false;
           } else {
             paragraph =
-              !blank.test(inner) &&
-              indent(content) < 4 &&
-              !atx.test(inner) &&
-              !hr.test(inner) &&
-              !htmlStart.test(inner);
+              !isBlank(inner) && indent(content) < 4 && !atx.test(inner) && !hr.test(inner) && !htmlStart.test(inner);
           }
         }
-        out.push({ type: 'blockquote', raw: raw(start, i), tokens: blocks(body.join('\n'), depth + 1) });
-      } else if (depth < maxDepth && item.test(line)) {
-        i = list(lines, i, n, depth, out, raw);
+        add({ type: 'blockquote', tokens: blocks(body.join('\n'), depth + 1) });
+      } else if (depth < maxDepth && (m = item.exec(line))) {
+        const kind = m[2]!.at(-1)!;
+        const number = m[3];
+        const items: ListItem[] = [];
+        let loose = false;
+        /** The item that starts at line `k`, if it goes on this list. */
+        const itemAt = (k: number) => {
+          const it = item.exec(lines[k]!);
+          return it && it[2]!.at(-1) === kind && !hr.test(lines[k]!) ? it : null;
+        };
+        while (i < n && (m = itemAt(i))) {
+          const from = i;
+          const width = m[1]!.length + m[2]!.length;
+          const spaces = indent(m[4] ?? '');
+          let content = m[5] ?? '';
+          let columns: number;
+          if (!content.trim()) {
+            columns = width + 1;
+            content = '';
+          } else if (spaces > 4) {
+            columns = width + 1;
+            content = ' '.repeat(spaces - 1) + content;
+          } else columns = width + spaces;
+          const body = [content];
+          // Whether the last line read is text of a paragraph, which a lazy line can go on.
+          let lazy = Boolean(content) && indent(content) < 4 && !breaks(content, depth + 1);
+          for (i++; i < n; i++) {
+            const l = lines[i]!;
+            if (isBlank(l)) {
+              // An item that starts with a blank line has no content past a second one.
+              if (body.length === 1 && !content) break;
+              body.push('');
+              lazy = false;
+            } else if (indent(l) >= columns) {
+              const inner = outdent(l, columns);
+              body.push(inner);
+              lazy = indent(inner) < 4 && !breaks(inner, depth + 1) && !setext.test(inner);
+            } else if (lazy && !item.test(l) && !breaks(l, depth) && !tableAt(lines, i)) {
+              body.push(l);
+            } else break;
+          }
+          let end = i;
+          while (end > from + 1 && isBlank(lines[end - 1]!)) end--;
+          if (i >= n || !itemAt(i)) i = end;
+          else if (end < i) loose = true;
+          let text = body.slice(0, end - from).join('\n');
+          const box = task.exec(text);
+          if (box) text = text.slice(box[0].length);
+          const tokens = blocks(text, depth + 1);
+          if (tokens.some((t, k) => t.type === 'space' && k > 0 && k < tokens.length - 1)) loose = true;
+          items.push({
+            type: 'list_item',
+            raw: raw(from, i),
+            task: Boolean(box),
+            checked: box ? box[1] !== ' ' : undefined,
+            tokens,
+          });
+        }
+        if (!loose) {
+          for (const { tokens } of items)
+            for (const t of tokens) if (t.type === 'paragraph') (t as Block).type = 'text';
+        }
+        add({ type: 'list', ordered: number !== undefined, start: number ? Number(number) : '', loose, items });
       } else if ((m = htmlStart.exec(line)) || tagLine.test(line)) {
         // Raw HTML runs to the end of its kind: the closing tag, the end of the comment, or a blank line.
-        const end = m?.[1] ? new RegExp(`</${m[1]}>`, 'i') : m?.[2] ? /-->/ : blank;
-        if (end !== blank) while (i < n && !end.test(lines[i]!)) i++;
-        else while (i < n && !blank.test(lines[i]!)) i++;
-        if (end !== blank && i < n) i++;
-        out.push({ type: 'html', raw: raw(start, i) });
+        const end = m?.[1] ? new RegExp(`</${m[1]}>`, 'i') : m?.[2] ? /-->/ : undefined;
+        if (!end) while (i < n && !isBlank(lines[i]!)) i++;
+        else {
+          while (i < n && !end.test(lines[i]!)) i++;
+          if (i < n) i++;
+        }
+        add({ type: 'html' });
       } else if (tableAt(lines, i)) {
         const align = cells(lines[i + 1]!).map(alignOf);
         const row = (l: string) => {
@@ -324,20 +393,20 @@ export function lex(src: string): Block[] {
         };
         const header = row(line);
         const rows: Cell[][] = [];
-        for (i += 2; i < n && !blank.test(lines[i]!) && indent(lines[i]!) < 4 && !breaks(lines[i]!, depth); i++) {
+        for (i += 2; i < n && !isBlank(lines[i]!) && indent(lines[i]!) < 4 && !breaks(lines[i]!, depth); i++) {
           rows.push(row(lines[i]!));
         }
-        out.push({ type: 'table', raw: raw(start, i), align, header, rows });
+        add({ type: 'table', align, header, rows });
       } else if ((m = def.exec(line))) {
         const tag = label(m[1]!);
         if (!defs.has(tag)) defs.set(tag, unescape(m[2] ?? m[3]!));
-        out.push({ type: 'def', raw: raw(start, ++i) });
+        add({ type: 'def' }, ++i);
       } else {
         // A paragraph: lines up to a blank one, a block that breaks it, or a setext underline that makes it a heading.
         let depthOfHeading = 0;
         for (i++; i < n; i++) {
           const l = lines[i]!;
-          if (blank.test(l)) break;
+          if (isBlank(l)) break;
           const s = setext.exec(l);
           if (s) {
             depthOfHeading = s[1]![0] === '=' ? 1 : 2;
@@ -345,96 +414,17 @@ export function lex(src: string): Block[] {
           }
           if (breaks(l, depth) || tableAt(lines, i)) break;
         }
-        const text = lines
-          .slice(start, i)
-          .map(l => l.replace(/^[ \t]+/, ''))
-          .join('\n');
-        if (depthOfHeading) {
-          out.push({ type: 'heading', raw: raw(start, ++i), depth: depthOfHeading, tokens: inlined(text) });
-        } else out.push({ type: 'paragraph', raw: raw(start, i), tokens: inlined(text) });
+        const tokens = inlined(
+          lines
+            .slice(start, i)
+            .map(l => l.replace(/^[ \t]+/, ''))
+            .join('\n'),
+        );
+        if (depthOfHeading) add({ type: 'heading', depth: depthOfHeading, tokens }, ++i);
+        else add({ type: 'paragraph', tokens });
       }
     }
     return out;
-  }
-
-  /** Reads the list that starts at line `i` into `out`; returns the line after it. */
-  function list(
-    lines: string[],
-    i: number,
-    n: number,
-    depth: number,
-    out: Block[],
-    raw: (from: number, to: number) => string,
-  ): number {
-    const first = item.exec(lines[i]!)!;
-    const kind = first[2]!.at(-1)!;
-    const ordered = first[3] !== undefined;
-    const items: ListItem[] = [];
-    const listStart = i;
-    let loose = false;
-    let m: RegExpExecArray | null;
-    while (i < n && (m = item.exec(lines[i]!)) && m[2]!.at(-1) === kind && !hr.test(lines[i]!)) {
-      const start = i;
-      const width = m[1]!.length + m[2]!.length;
-      const spaces = indent(m[4] ?? '');
-      let content = m[5] ?? '';
-      let columns: number;
-      if (!content.trim()) {
-        columns = width + 1;
-        content = '';
-      } else if (spaces > 4) {
-        columns = width + 1;
-        content = ' '.repeat(spaces - 1) + content;
-      } else columns = width + spaces;
-      const body = [content];
-      // Whether the last line read is text of a paragraph, which a lazy line can go on.
-      let lazy = Boolean(content) && indent(content) < 4 && !breaks(content, depth + 1);
-      for (i++; i < n; i++) {
-        const l = lines[i]!;
-        if (blank.test(l)) {
-          // An item that starts with a blank line has no content past a second one.
-          if (body.length === 1 && !content) break;
-          body.push('');
-          lazy = false;
-        } else if (indent(l) >= columns) {
-          const inner = outdent(l, columns);
-          body.push(inner);
-          lazy = indent(inner) < 4 && !breaks(inner, depth + 1) && !setext.test(inner);
-        } else if (lazy && !item.test(l) && !breaks(l, depth) && !tableAt(lines, i)) {
-          body.push(l);
-        } else break;
-      }
-      let end = i;
-      while (end > start + 1 && blank.test(lines[end - 1]!)) end--;
-      const next = i < n ? item.exec(lines[i]!) : null;
-      const goesOn = next && next[2]!.at(-1) === kind && !hr.test(lines[i]!);
-      if (!goesOn) i = end;
-      else if (end < i) loose = true;
-      let text = body.slice(0, end - start).join('\n');
-      const box = task.exec(text);
-      if (box) text = text.slice(box[0].length);
-      const tokens = blocks(text, depth + 1);
-      if (tokens.some((t, k) => t.type === 'space' && k > 0 && k < tokens.length - 1)) loose = true;
-      items.push({
-        type: 'list_item',
-        raw: raw(start, i),
-        task: Boolean(box),
-        checked: box ? box[1] !== ' ' : undefined,
-        tokens,
-      });
-    }
-    if (!loose) {
-      for (const { tokens } of items) for (const t of tokens) if (t.type === 'paragraph') (t as Block).type = 'text';
-    }
-    out.push({
-      type: 'list',
-      raw: raw(listStart, i),
-      ordered,
-      start: ordered ? Number(first[3]) : '',
-      loose,
-      items,
-    });
-    return i;
   }
 
   const tokens = blocks(src, 0);
