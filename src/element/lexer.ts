@@ -470,9 +470,13 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
   let comment = 0;
   let from = 0;
   let i = 0;
+  /** Ends the text before `i`. */
+  const flush = () => {
+    if (i > from) items.push(text(src.slice(from, i)));
+  };
   /** Ends the text before `i` and adds an item that ends at `end`. */
   const add = (token: Item, end: number) => {
-    if (i > from) items.push(text(src.slice(from, i)));
+    flush();
     items.push(token);
     i = from = end;
   };
@@ -533,25 +537,21 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
         i++;
         continue;
       }
-      if (i > from) items.push(text(src.slice(from, i)));
+      flush();
       const [href, end] = target;
       const { tokens, depth } = resolve(items.splice(opener.index).slice(1));
-      let token: Inline;
-      if (opener.bracket === '![') {
-        token = { type: 'image', href, text: src.slice(opener.at + 2, i) };
-      } else {
-        token = { type: 'link', href, tokens };
-        for (const b of brackets) if (b.bracket === '[') b.active = false;
-      }
-      if (depth >= maxDepth) {
-        // Nested too deep: the link shows as written, what is inside it as lexed.
-        items.push(text(opener.bracket), ...tokens, text(src.slice(i, end)));
-        i = from = end;
-      } else {
+      const token: Inline =
+        opener.bracket === '['
+          ? { type: 'link', href, tokens }
+          : { type: 'image', href, text: src.slice(opener.at + 2, i) };
+      if (token.type === 'link') for (const b of brackets) if (b.bracket === '[') b.active = false;
+      // Nested too deep, the link shows as written, what is inside it as lexed.
+      if (depth >= maxDepth) items.push(text(opener.bracket), ...tokens, text(src.slice(i, end)));
+      else {
         depths.set(token, depth + 1);
         items.push(token);
-        i = from = end;
       }
+      i = from = end;
     } else if (c === '<') {
       autolink.lastIndex = tag.lastIndex = i;
       const m = autolink.exec(src);
@@ -587,7 +587,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       } else i++;
     }
   }
-  if (i > from) items.push(text(src.slice(from)));
+  flush();
   return resolve(items).tokens;
 }
 
