@@ -86,8 +86,6 @@ export interface Blockquote {
   tokens: Block[];
 }
 export interface ListItem {
-  type: 'list_item';
-  raw: string;
   /** Whether it starts with a task box, `[ ]` or `[x]`, which is not in its tokens. */
   task: boolean;
   checked?: boolean;
@@ -231,17 +229,6 @@ export function lex(src: string): Block[] {
     return quote.test(line) || Boolean(m?.[5]?.trim() && (!m[3] || m[3] === '1'));
   };
 
-  /**
-   * Whether lines `k` and `k + 1` start a table: a header row and a delimiter row of as many cells (dashes alone
-   * underline a heading instead).
-   */
-  const tableAt = (lines: string[], k: number) =>
-    lines[k]!.includes('|') &&
-    k + 1 < lines.length &&
-    delimiterRow.test(lines[k + 1]!) &&
-    !setext.test(lines[k + 1]!) &&
-    cells(lines[k]!).length === cells(lines[k + 1]!).length;
-
   function blocks(src: string, depth: number): Block[] {
     const out: Block[] = [];
     const lines = src.split('\n');
@@ -251,6 +238,16 @@ export function lex(src: string): Block[] {
     const raw = (from: number, to: number) => src.slice(starts[from], starts[to]);
     let i = 0;
     let start = 0;
+    /**
+     * Whether lines `i` and `i + 1` start a table: a header row and a delimiter row of as many cells (dashes alone
+     * underline a heading instead).
+     */
+    const tableAt = () =>
+      lines[i]!.includes('|') &&
+      i + 1 < lines.length &&
+      delimiterRow.test(lines[i + 1]!) &&
+      !setext.test(lines[i + 1]!) &&
+      cells(lines[i]!).length === cells(lines[i + 1]!).length;
     /** Adds the block that starts at `start` and ends before line `to`. */
     const add = (token: object, to = i) => out.push({ ...token, raw: raw(start, to) } as Block);
     while (i < n) {
@@ -295,7 +292,7 @@ export function lex(src: string): Block[] {
         for (; i < n; i++) {
           const l = lines[i]!;
           const q = quote.exec(l);
-          if (!q && !(paragraph && !isBlank(l) && !breaks(l, depth) && !tableAt(lines, i))) break;
+          if (!q && !(paragraph && !isBlank(l) && !breaks(l, depth) && !tableAt())) break;
           const content = q ? l.slice(q[0].length) : l;
           body.push(content);
           // Whether the next line may be lazy: this one is text of a paragraph, as far as one line tells.
@@ -350,7 +347,7 @@ export function lex(src: string): Block[] {
               const inner = outdent(l, columns);
               body.push(inner);
               lazy = indent(inner) < 4 && !breaks(inner, depth + 1) && !setext.test(inner);
-            } else if (lazy && !item.test(l) && !breaks(l, depth) && !tableAt(lines, i)) {
+            } else if (lazy && !item.test(l) && !breaks(l, depth) && !tableAt()) {
               body.push(l);
             } else break;
           }
@@ -363,13 +360,7 @@ export function lex(src: string): Block[] {
           if (box) text = text.slice(box[0].length);
           const tokens = blocks(text, depth + 1);
           if (tokens.some((t, k) => t.type === 'space' && k > 0 && k < tokens.length - 1)) loose = true;
-          items.push({
-            type: 'list_item',
-            raw: raw(from, i),
-            task: Boolean(box),
-            checked: box ? box[1] !== ' ' : undefined,
-            tokens,
-          });
+          items.push({ task: Boolean(box), checked: box ? box[1] !== ' ' : undefined, tokens });
         }
         if (!loose) {
           for (const { tokens } of items)
@@ -385,7 +376,7 @@ export function lex(src: string): Block[] {
           if (i < n) i++;
         }
         add({ type: 'html' });
-      } else if (tableAt(lines, i)) {
+      } else if (tableAt()) {
         const align = cells(lines[i + 1]!).map(alignOf);
         const row = (l: string) => {
           const texts = cells(l);
@@ -412,7 +403,7 @@ export function lex(src: string): Block[] {
             depthOfHeading = s[1]![0] === '=' ? 1 : 2;
             break;
           }
-          if (breaks(l, depth) || tableAt(lines, i)) break;
+          if (breaks(l, depth) || tableAt()) break;
         }
         const tokens = inlined(
           lines
@@ -649,7 +640,6 @@ function linkTarget(
       end = close + 1;
     }
   }
-  if (name.length > 999) return undefined;
   const found = defs.get(label(name));
   return found === undefined ? undefined : [found, end];
 }
@@ -691,10 +681,8 @@ function literalAddress(src: string, at: number): number | undefined {
   addressDomain.lastIndex = k + 1;
   const domain = addressDomain.exec(src);
   if (!domain) return undefined;
-  let name = domain[0];
-  if (/[-_]$/.test(name)) return undefined;
-  name = name.replace(/\.+$/, '');
-  return k + 1 + name.length;
+  // A domain that ends in `-` or `_` is none; the pattern ends one at a letter, digit, `-` or `_`, never at a dot.
+  return /[-_]$/.test(domain[0]) ? undefined : k + 1 + domain[0].length;
 }
 
 /**
