@@ -454,9 +454,9 @@ const isLocal = (c: string | undefined) => Boolean(c && /[\w.+-]/.test(c));
 function inline(src: string, defs: Map<string, string>): Inline[] {
   const items: Item[] = [];
   const brackets: Bracket[] = [];
-  /** Where the backtick runs of each length are, and how many of them are behind: indexed at the first one. */
-  let runs: Map<number, number[]> | undefined;
-  const passed = new Map<number, number>();
+  /** Where the backtick runs of each length are, and how many of them are behind, by length: indexed at the first. */
+  let runs: number[][] | undefined;
+  const passed: number[] = [];
   const mail = src.includes('@');
   let comment = 0;
   let from = 0;
@@ -485,17 +485,16 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       while (src[end] === '`') end++;
       const length = end - i;
       if (!runs) {
-        runs = new Map();
+        runs = [];
         for (const { 0: run, index } of src.matchAll(/`+/g)) {
-          if (!runs.has(run.length)) runs.set(run.length, []);
-          runs.get(run.length)!.push(index);
+          (runs[run.length] ??= []).push(index);
         }
       }
       // A run after an escaped backtick is part of a longer one in the index, and may have no length of its own there.
-      const positions = runs.get(length) ?? [];
-      let k = passed.get(length) ?? 0;
+      const positions = runs[length] ?? [];
+      let k = passed[length] ?? 0;
       while (k < positions.length && positions[k]! <= i) k++;
-      passed.set(length, k);
+      passed[length] = k;
       const close = positions[k];
       if (close === undefined) {
         i = end;
@@ -504,7 +503,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       let code = src.slice(end, close).replace(/\n/g, ' ');
       if (code.length > 1 && code[0] === ' ' && code.at(-1) === ' ' && code.trim()) code = code.slice(1, -1);
       add({ type: 'codespan', text: code }, close + length);
-    } else if (c === '*' || c === '_' || c === '~') {
+    } else if ('*_~'.includes(c)) {
       let end = i;
       while (src[end] === c) end++;
       const after = src[end];
@@ -517,7 +516,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       if ((opens || closes) && (c !== '~' || length < 3)) add({ char: c, left: length, length, opens, closes }, end);
       else i = end;
     } else if (c === '[' || (c === '!' && src[i + 1] === '[')) {
-      const bracket: Bracket = { bracket: c === '[' ? '[' : '![', at: i, index: 0, active: true };
+      const bracket: Bracket = { bracket: c === '[' ? c : '![', at: i, index: 0, active: true };
       add(bracket, i + bracket.bracket.length);
       bracket.index = items.length - 1;
       brackets.push(bracket);
@@ -697,10 +696,14 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
   /** By kind of closer: openers below this index never close it. */
   const bottom = new Map<string, number>();
   let depth = 0;
-  const push = (item: Item, d: number) => {
-    out.push(item);
+  /** Notes an item `d` deep at the end of `out`. */
+  const note = (d: number) => {
     if (openers.length) deepest[openers.length - 1] = Math.max(deepest.at(-1)!, d);
     else depth = Math.max(depth, d);
+  };
+  const push = (item: Item, d: number) => {
+    out.push(item);
+    note(d);
   };
   const truncate = (length: number) => {
     openers.length = deepest.length = length;
@@ -713,20 +716,18 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
       continue;
     }
     const closer = item;
-    const key = closer.char + closer.opens + (closer.length % 3);
+    const { char, length, opens } = closer;
+    const tilde = char === '~';
+    const key = char + opens + (length % 3);
     while (closer.closes && closer.left) {
       let k = openers.length - 1;
       const floor = bottom.get(key) ?? 0;
       for (; k >= floor; k--) {
         const o = out[openers[k]!] as Delimiter;
-        if (o.char !== closer.char) continue;
-        if (o.char === '~') {
+        if (o.char !== char) continue;
+        if (tilde) {
           if (o.left === closer.left) break;
-        } else if (!(
-          (o.closes || closer.opens) &&
-          (o.length + closer.length) % 3 === 0 &&
-          (o.length % 3 || closer.length % 3)
-        )) {
+        } else if (!((o.closes || opens) && (o.length + length) % 3 === 0 && (o.length % 3 || length % 3))) {
           break;
         }
       }
@@ -739,18 +740,16 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
       const opener = out[openers[k]!] as Delimiter;
       if (d + 1 > maxDepth) {
         // Nested too deep: this opener and the ones above it stay text.
-        const below = deepest[k - 1];
         truncate(k);
-        if (below === undefined) depth = Math.max(depth, d);
-        else deepest[k - 1] = Math.max(below, d);
+        note(d);
         break;
       }
-      const use = closer.char === '~' ? closer.left : opener.left > 1 && closer.left > 1 ? 2 : 1;
+      const use = tilde ? closer.left : opener.left > 1 && closer.left > 1 ? 2 : 1;
       const content = finish(out.splice(openers[k]! + 1));
       truncate(k + 1);
       opener.left -= use;
       closer.left -= use;
-      const span: Span = { type: closer.char === '~' ? 'del' : use === 2 ? 'strong' : 'em', tokens: content };
+      const span: Span = { type: tilde ? 'del' : use === 2 ? 'strong' : 'em', tokens: content };
       depths.set(span, d + 1);
       deepest[k] = 0;
       if (!opener.left) {
@@ -759,7 +758,7 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
       }
       push(span, d + 1);
     }
-    if (closer.left && closer.opens) {
+    if (closer.left && opens) {
       openers.push(out.length);
       deepest.push(0);
       out.push(closer);
