@@ -160,7 +160,7 @@ const punctuation = /[\p{P}\p{S}]/u;
 const asciiPunctuation = /[!-/:-@[-`{-~]/;
 
 /** The opening line of fenced code, if `line` is one: the info string of a backtick fence has no backtick. */
-function opensFence(line: string) {
+export function opensFence(line: string) {
   const m = fence.exec(line);
   return m && !(m[2]![0] === '`' && m[3]!.includes('`')) ? m : null;
 }
@@ -170,6 +170,10 @@ function closesFence(line: string, opener: string) {
   const m = fenceEnd.exec(line);
   return Boolean(m && m[1]![0] === opener[0] && m[1]!.length >= opener.length);
 }
+
+/** Whether a line starts fenced code, a heading, a thematic break or an HTML block that breaks a paragraph. */
+const opensLeaf = (line: string) =>
+  Boolean(opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line));
 
 /** Columns of leading whitespace, a tab reaching the next multiple of four. */
 function indent(line: string): number {
@@ -223,7 +227,7 @@ export function lex(src: string): Block[] {
 
   /** Whether a line starts a block that ends a paragraph before it. */
   const breaks = (line: string, depth: number) => {
-    if (opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line)) return true;
+    if (opensLeaf(line)) return true;
     if (depth >= maxDepth) return false;
     const m = item.exec(line);
     return quote.test(line) || Boolean(m?.[5]?.trim() && (!m[3] || m[3] === '1'));
@@ -305,8 +309,8 @@ export function lex(src: string): Block[] {
             fenced = f[2]!;
             paragraph = false;
           } else {
-            paragraph =
-              !isBlank(inner) && indent(content) < 4 && !atx.test(inner) && !hr.test(inner) && !htmlStart.test(inner);
+            // It opens no fenced code, as this branch tells.
+            paragraph = !isBlank(inner) && indent(content) < 4 && !opensLeaf(inner);
           }
         }
         add({ type: 'blockquote', tokens: blocks(body.join('\n'), depth + 1) });
@@ -557,10 +561,8 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
         else add({ type: 'html', raw: src.slice(i, comment + 3) }, comment + 3);
       } else i++;
     } else if (c === '\n' && before === ' ' && src[i - 2] === ' ') {
-      let spaces = i;
-      while (spaces > from && src[spaces - 1] === ' ') spaces--;
       const end = i + 1;
-      i = spaces;
+      while (i > from && src[i - 1] === ' ') i--;
       add({ type: 'br' }, end);
     } else {
       // GitHub's autolinks: a URL not inside a word; `www.` after a space, a delimiter or a parenthesis; an e-mail
@@ -656,11 +658,8 @@ function literalUrl(src: string, at: number): number | undefined {
   while (end < src.length && !/[\s<]/.test(src[end]!)) end++;
   // Trailing punctuation is not part of it, nor a closing parenthesis that has no opening one in it.
   const url = src.slice(at, end);
-  let open = 0;
-  let close = 0;
-  for (const c of url)
-    if (c === '(') open++;
-    else if (c === ')') close++;
+  const open = url.split('(').length;
+  let close = url.split(')').length;
   for (;;) {
     const last = src[end - 1]!;
     if ('?!.,:*_~\'"'.includes(last)) end--;
@@ -694,7 +693,7 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
   const openers: number[] = [];
   const deepest: number[] = [];
   /** By kind of closer: openers below this index never close it. */
-  const bottom = new Map<string, number>();
+  const bottom: Record<string, number> = {};
   let depth = 0;
   /** Notes an item `d` deep at the end of `out`. */
   const note = (d: number) => {
@@ -707,7 +706,7 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
   };
   const truncate = (length: number) => {
     openers.length = deepest.length = length;
-    for (const [key, value] of bottom) if (value > length) bottom.set(key, length);
+    for (const key in bottom) if (bottom[key]! > length) bottom[key] = length;
   };
 
   for (const item of items) {
@@ -721,7 +720,7 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
     const key = char + opens + (length % 3);
     while (closer.closes && closer.left) {
       let k = openers.length - 1;
-      const floor = bottom.get(key) ?? 0;
+      const floor = bottom[key] ?? 0;
       for (; k >= floor; k--) {
         const o = out[openers[k]!] as Delimiter;
         if (o.char !== char) continue;
@@ -732,7 +731,7 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
         }
       }
       if (k < floor) {
-        bottom.set(key, openers.length);
+        bottom[key] = openers.length;
         break;
       }
       let d = 0;

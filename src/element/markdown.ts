@@ -23,7 +23,7 @@
 import { html, nothing } from 'lit';
 import type { TemplateResult } from 'lit';
 import { guard } from 'lit/directives/guard.js';
-import { delimiterRow, fence as fenceLine, lex as lexTokens, maxDepth } from './lexer.js';
+import { delimiterRow, fence as fenceLine, lex as lexTokens, maxDepth, opensFence } from './lexer.js';
 import type { Block, Inline, ListItem } from './lexer.js';
 
 export { maxDepth };
@@ -365,14 +365,14 @@ class Chunk {
 
   /** Follows fenced code blocks and tables, roughly as the lexer sees them, from one complete line to the next. */
   #read(line: string) {
-    const fence = fenceLine.exec(line);
+    let fence = fenceLine.exec(line);
     if (this.#fence) {
       // A closing fence: the opening one's character, at least as many of them, and nothing else.
       const opener = fenceLine.exec(this.#fence)![2]!;
       if (fence && fence[2]![0] === opener[0] && fence[2]!.length >= opener.length && !fence[3]!.trim()) {
         this.#fence = '';
       }
-    } else if (fence && !(fence[2]![0] === '`' && fence[3]!.includes('`'))) {
+    } else if ((fence = opensFence(line))) {
       this.#fence = fence[1]! + fence[2]! + (/^\s*(\S{0,40})/.exec(fence[3]!)?.[1] ?? '');
       this.#table = '';
     } else if (this.#table) {
@@ -390,18 +390,20 @@ class Chunk {
  * last chunk, and resets when the text is not a continuation of what it saw.
  */
 export class MarkdownView {
-  #text = '';
+  // What `#reset()` sets.
+  #text!: string;
+  #settledLength!: number;
+  #settled!: Part[];
+  #settledFootnotes!: Footnotes;
+  #chunk!: Chunk;
   #final = false;
   #parts: Part[] = [];
-  #settledLength = 0;
-  #settled: Part[] = [];
-  #settledFootnotes = new Footnotes();
-  #chunk = new Chunk(0, 0, new Footnotes());
   #serial = 0;
   #labels: Omit<RenderContext, 'footnotes'>;
 
   constructor(labels: Omit<RenderContext, 'footnotes'>) {
     this.#labels = labels;
+    this.#reset();
   }
 
   /** Says how many sources the reply has; when that changes what its markers are, the next render starts over. */
