@@ -511,11 +511,15 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       let end = i;
       while (src[end] === c) end++;
       const after = src[end];
-      const left = !isSpace(after) && (!isPunctuation(after) || isSpace(before) || isPunctuation(before));
-      const right = !isSpace(before) && (!isPunctuation(before) || isSpace(after) || isPunctuation(after));
+      const spaceBefore = isSpace(before);
+      const spaceAfter = isSpace(after);
+      const punctuationBefore = isPunctuation(before);
+      const punctuationAfter = isPunctuation(after);
+      const left = !spaceAfter && (!punctuationAfter || spaceBefore || punctuationBefore);
+      const right = !spaceBefore && (!punctuationBefore || spaceAfter || punctuationAfter);
       const length = end - i;
-      const opens = c === '_' ? left && (!right || isPunctuation(before)) : left;
-      const closes = c === '_' ? right && (!left || isPunctuation(after)) : right;
+      const opens = c === '_' ? left && (!right || punctuationBefore) : left;
+      const closes = c === '_' ? right && (!left || punctuationAfter) : right;
       // A run that can neither open nor close, or of more than two tildes, stays in the text.
       if ((opens || closes) && (c !== '~' || length < 3)) add({ char: c, left: length, length, opens, closes }, end);
       else i = end;
@@ -720,9 +724,10 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
     const key = char + opens + (length % 3);
     while (closer.closes && closer.left) {
       let k = openers.length - 1;
+      let opener!: Delimiter;
       const floor = bottom[key] ?? 0;
       for (; k >= floor; k--) {
-        const o = out[openers[k]!] as Delimiter;
+        const o = (opener = out[openers[k]!] as Delimiter);
         if (o.char !== char) continue;
         if (tilde) {
           if (o.left === closer.left) break;
@@ -736,7 +741,6 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
       }
       let d = 0;
       for (let j = k; j < deepest.length; j++) d = Math.max(d, deepest[j]!);
-      const opener = out[openers[k]!] as Delimiter;
       if (d + 1 > maxDepth) {
         // Nested too deep: this opener and the ones above it stay text.
         truncate(k);

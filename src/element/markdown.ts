@@ -201,7 +201,7 @@ function block(token: Block, ctx: RenderContext): Part {
       // The copy button has a bar of its own above the code, so it never covers any; its status tells screen
       // readers when it copied (see `copyCode()`). The code may scroll sideways, so it takes the focus, to be
       // scrolled by keyboard too, and has a name.
-      const lang = (token.lang ?? '').match(/^[\w+#.-]{1,20}/)?.[0] ?? '';
+      const lang = /^[\w+#.-]{0,20}/.exec(token.lang ?? '')![0];
       return html`<div class="code" part="code-block">
         <div class="code-bar">
           <button type="button" class="copy" part="copy-button" data-copy>${ctx.copyLabel}</button>
@@ -215,7 +215,7 @@ function block(token: Block, ctx: RenderContext): Part {
     case 'list': {
       const items = token.items.map(item => html`<li>${listItem(item, ctx)}</li>`);
       return token.ordered
-        ? html`<ol start=${token.start === 1 || token.start === '' ? nothing : token.start}>
+        ? html`<ol start=${token.start === 1 ? nothing : token.start}>
             ${items}
           </ol>`
         : html`<ul>
@@ -515,8 +515,9 @@ const copiedButtons = new WeakMap<Element, { label: string; timer: ReturnType<ty
  */
 export async function copyCode(button: Element, copied: string, ms = 1500) {
   const block = button.closest('.code');
-  if (!block || !navigator.clipboard) return;
-  await navigator.clipboard.writeText(block.querySelector('code')?.textContent ?? '');
+  const { clipboard } = navigator;
+  if (!block || !clipboard) return;
+  await clipboard.writeText(block.querySelector('code')?.textContent ?? '');
   const text = [...button.childNodes].find((node): node is Text => node.nodeType === Node.TEXT_NODE);
   const status = block.querySelector('[role="status"]');
   const shown = copiedButtons.get(button);
