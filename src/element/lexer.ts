@@ -136,7 +136,6 @@ const maxTarget = 2_048;
 
 const isBlank = (line: string) => /^[ \t]*$/.test(line);
 export const fence = /^( {0,3})(`{3,}|~{3,})(.*)$/;
-const fenceEnd = /^ {0,3}(`+|~+)[ \t]*$/;
 const atx = /^ {0,3}(#{1,6})(?=[ \t]|$)/;
 const hr = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const setext = /^ {0,3}(=+|-+)[ \t]*$/;
@@ -167,13 +166,12 @@ export function opensFence(line: string) {
 
 /** Whether `line` closes fenced code that `opener` opened: as many of its characters or more, and nothing else. */
 function closesFence(line: string, opener: string) {
-  const m = fenceEnd.exec(line);
-  return Boolean(m && m[1]![0] === opener[0] && m[1]!.length >= opener.length);
+  const m = fence.exec(line);
+  return m && m[2]![0] === opener[0] && m[2]!.length >= opener.length && isBlank(m[3]!);
 }
 
 /** Whether a line starts fenced code, a heading, a thematic break or an HTML block that breaks a paragraph. */
-const opensLeaf = (line: string) =>
-  Boolean(opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line));
+const opensLeaf = (line: string) => opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line);
 
 /** Columns of leading whitespace, a tab reaching the next multiple of four. */
 function indent(line: string): number {
@@ -505,7 +503,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
         continue;
       }
       let code = src.slice(end, close).replace(/\n/g, ' ');
-      if (code.length > 1 && code[0] === ' ' && code.at(-1) === ' ' && code.trim()) code = code.slice(1, -1);
+      if (code[0] === ' ' && code.at(-1) === ' ' && code.trim()) code = code.slice(1, -1);
       add({ type: 'codespan', text: code }, close + length);
     } else if ('*_~'.includes(c)) {
       let end = i;
@@ -537,7 +535,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       }
       flush();
       const [href, end] = target;
-      const { tokens, depth } = resolve(items.splice(opener.index).slice(1));
+      const [tokens, depth] = resolve(items.splice(opener.index).slice(1));
       const token: Inline =
         opener.bracket === '['
           ? { type: 'link', href, tokens }
@@ -584,7 +582,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
     }
   }
   flush();
-  return resolve(items).tokens;
+  return resolve(items)[0];
 }
 
 /**
@@ -651,7 +649,7 @@ function linkTarget(
 
 /** A URL's scheme, or `www.`, and its domain: letters, digits, `-` and `_`, in parts parted by dots. */
 const urlStart = /(https?:\/\/|www\.)[\w-]+(?:\.[\w-]+)*/iy;
-const addressDomain = /[a-z\d_-]+(?:\.[a-z\d_-]+)+/iy;
+const addressDomain = /[\w-]+(?:\.[\w-]+)+/y;
 
 /** The end of a GitHub URL autolink starting at `at` (`https://`, `http://` or `www.`), if one does. */
 function literalUrl(src: string, at: number): number | undefined {
@@ -689,9 +687,9 @@ function literalAddress(src: string, at: number): number | undefined {
 
 /**
  * Pairs the emphasis and strikethrough delimiter runs of a sequence (CommonMark's process of emphasis, with its
- * bounds that keep it linear), and makes the rest text.
+ * bounds that keep it linear), and makes the rest text: the tokens, and how deep the deepest of them nests.
  */
-function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
+function resolve(items: Item[]): [tokens: Inline[], depth: number] {
   const out: Item[] = [];
   /** The indexes in `out` of the runs that can open, and the deepest item between each and the next. */
   const openers: number[] = [];
@@ -768,7 +766,7 @@ function resolve(items: Item[]): { tokens: Inline[]; depth: number } {
     } else if (closer.left) push(closer, 0);
   }
   for (const d of deepest) depth = Math.max(depth, d);
-  return { tokens: finish(out), depth };
+  return [finish(out), depth];
 }
 
 /** The items as tokens: runs and brackets left over are text, and neighbouring texts are one. */
