@@ -228,7 +228,7 @@ export function lex(src: string): Block[] {
     if (opensLeaf(line)) return true;
     if (depth >= maxDepth) return false;
     const m = item.exec(line);
-    return quote.test(line) || Boolean(m?.[5]?.trim() && (!m[3] || m[3] === '1'));
+    return quote.test(line) || (m?.[5]?.trim() && (!m[3] || m[3] === '1'));
   };
 
   function blocks(src: string, depth: number): Block[] {
@@ -361,7 +361,7 @@ export function lex(src: string): Block[] {
           const box = task.exec(text);
           if (box) text = text.slice(box[0].length);
           const tokens = blocks(text, depth + 1);
-          if (tokens.some((t, k) => t.type === 'space' && k > 0 && k < tokens.length - 1)) loose = true;
+          if (tokens.slice(1, -1).some(t => t.type === 'space')) loose = true;
           items.push({ task: Boolean(box), checked: box ? box[1] !== ' ' : undefined, tokens });
         }
         if (!loose) {
@@ -450,7 +450,7 @@ const isSpace = (c: string | undefined) => !c || /\s/.test(c);
 const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
 const text = (text: string): Text => ({ type: 'text', text });
 /** The characters an e-mail address's local part is made of. */
-const isLocal = (c: string | undefined) => Boolean(c && /[\w.+-]/.test(c));
+const isLocal = (c: string | undefined) => c && /[\w.+-]/.test(c);
 
 /** Lexes one block's inline text. */
 function inline(src: string, defs: Map<string, string>): Inline[] {

@@ -55,7 +55,6 @@ const named: Record<string, string> = Object.fromEntries(
 
 /** Decodes numeric character references and common named entities; anything else stays as written. */
 export function decodeEntities(text: string): string {
-  if (!text.includes('&')) return text;
   return text.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,8});?/gi, (whole, body: string) => {
     if (body[0] === '#') {
       // `0x…` reads as hexadecimal, `0…` as decimal.
@@ -118,7 +117,6 @@ export interface RenderContext {
 /** A text node with its citation markers turned into footnote links. */
 function textWithCitations(text: string, ctx: RenderContext): Part[] {
   const decoded = decodeEntities(text);
-  if (!decoded.includes('[')) return [decoded];
   const parts: Part[] = [];
   let last = 0;
   for (const match of decoded.matchAll(citationMarker)) {
@@ -340,12 +338,13 @@ class Chunk {
 
   /** Where the chunk ends, or undefined while the text so far cannot tell. Reads each complete line once. */
   end(text: string): number | undefined {
-    const limit = this.start + 3 * chunkSize;
+    const { start } = this;
+    const limit = start + 3 * chunkSize;
     while (this.#at < text.length) {
       const at = this.#at;
       const first = text.charAt(at);
-      if (at >= this.start + chunkSize && this.#blank && !this.#fence && breakStart.test(first)) return at;
-      if (at >= this.start + 2 * chunkSize && !/\s/.test(first)) return at;
+      if (at >= start + chunkSize && this.#blank && !this.#fence && breakStart.test(first)) return at;
+      if (at >= start + 2 * chunkSize && !/\s/.test(first)) return at;
       const newline = text.indexOf('\n', at);
       if (newline === -1 || newline >= limit) {
         if (text.length < limit) return undefined;
@@ -419,7 +418,7 @@ export class MarkdownView {
   /** The templates of the text. `final` renders the text as it stands, without healing and with every block. */
   render(text: string, final: boolean): Part[] {
     // A carriage return is a line break, and the lexer reads only line feeds: token lengths add up to the text's.
-    if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
+    text = text.replace(/\r\n?/g, '\n');
     // The element renders a finished reply again whenever it updates for another reason.
     if (text === this.#text && final === this.#final) return this.#parts;
     if (!text.startsWith(this.#text)) this.#reset();
