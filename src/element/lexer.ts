@@ -236,7 +236,7 @@ export function lex(src: string): Block[] {
     const lines = src.split('\n');
     const starts = [0];
     for (const line of lines) starts.push(starts.at(-1)! + line.length + 1);
-    const n = lines.at(-1) === '' ? lines.length - 1 : lines.length;
+    const n = lines.length - (lines.at(-1) ? 0 : 1);
     const raw = (from: number, to: number) => src.slice(starts[from], starts[to]);
     let i = 0;
     let start = 0;
@@ -521,7 +521,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       // A run that can neither open nor close, or of more than two tildes, stays in the text.
       if ((opens || closes) && (c !== '~' || length < 3)) add({ char: c, left: length, length, opens, closes }, end);
       else i = end;
-    } else if (c === '[' || (c === '!' && src[i + 1] === '[')) {
+    } else if (c === '[' || src.startsWith('![', i)) {
       const bracket: Bracket = { bracket: c === '[' ? c : '![', at: i, index: 0, active: true };
       add(bracket, i + bracket.bracket.length);
       bracket.index = items.length - 1;
@@ -647,8 +647,11 @@ function linkTarget(
   return found === undefined ? undefined : [found, end];
 }
 
-/** A URL's scheme, or `www.`, and its domain: letters, digits, `-` and `_`, in parts parted by dots. */
-const urlStart = /(https?:\/\/|www\.)[\w-]+(?:\.[\w-]+)*/iy;
+/**
+ * A URL: its scheme, or `www.`, its domain (letters, digits, `-` and `_`, in parts parted by dots), and the rest up to
+ * a space or `<`.
+ */
+const urlStart = /(https?:\/\/|www\.)[\w-]+(?:\.[\w-]+)*[^\s<]*/iy;
 const addressDomain = /[\w-]+(?:\.[\w-]+)+/y;
 
 /** The end of a GitHub URL autolink starting at `at` (`https://`, `http://` or `www.`), if one does. */
@@ -656,10 +659,9 @@ function literalUrl(src: string, at: number): number | undefined {
   urlStart.lastIndex = at;
   const scheme = urlStart.exec(src);
   if (!scheme) return undefined;
-  let end = at + scheme[0].length;
-  while (end < src.length && !/[\s<]/.test(src[end]!)) end++;
+  const url = scheme[0];
+  let end = at + url.length;
   // Trailing punctuation is not part of it, nor a closing parenthesis that has no opening one in it.
-  const url = src.slice(at, end);
   const open = url.split('(').length;
   let close = url.split(')').length;
   for (;;) {

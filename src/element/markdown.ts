@@ -256,7 +256,7 @@ function listItem(item: ListItem, ctx: RenderContext): Part[] {
   if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph')) {
     return blocks(item.tokens, ctx);
   }
-  const label = html`<label><input type="checkbox" disabled ?checked=${Boolean(item.checked)} /> ${inline(first.tokens, ctx)}</label>`;
+  const label = html`<label><input type="checkbox" disabled ?checked=${item.checked} /> ${inline(first.tokens, ctx)}</label>`;
   return [first.type === 'paragraph' ? html`<p>${label}</p>` : label, ...blocks(rest, ctx)];
 }
 
@@ -469,7 +469,7 @@ export class MarkdownView {
    */
   #settle(tokens: Block[], reopened: number): number {
     const starts: number[] = [];
-    tokens.forEach((token, i) => token.type !== 'space' && starts.push(i));
+    tokens.forEach((token, i) => token.type === 'space' || starts.push(i));
     let count = 0;
     for (let b = 0; b + 2 < starts.length; b++) {
       const end = starts[b + 1]!;
