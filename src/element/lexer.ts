@@ -652,7 +652,8 @@ function linkTarget(
  * a space or `<`.
  */
 const urlStart = /(https?:\/\/|www\.)[\w-]+(?:\.[\w-]+)*[^\s<]*/iy;
-const addressDomain = /[\w-]+(?:\.[\w-]+)+/y;
+/** An e-mail address: its local part, and its domain, of at least two parts. */
+const address = /[\w.+-]+@([\w-]+(?:\.[\w-]+)+)/y;
 
 /** The end of a GitHub URL autolink starting at `at` (`https://`, `http://` or `www.`), if one does. */
 function literalUrl(src: string, at: number): number | undefined {
@@ -677,14 +678,10 @@ function literalUrl(src: string, at: number): number | undefined {
 
 /** The end of an e-mail address starting at `at`, if one does. */
 function literalAddress(src: string, at: number): number | undefined {
-  let k = at;
-  while (isLocal(src[k])) k++;
-  if (src[k] !== '@') return undefined;
-  addressDomain.lastIndex = k + 1;
-  const domain = addressDomain.exec(src);
-  if (!domain) return undefined;
+  address.lastIndex = at;
+  const m = address.exec(src);
   // A domain that ends in `-` or `_` is none; the pattern ends one at a letter, digit, `-` or `_`, never at a dot.
-  return /[-_]$/.test(domain[0]) ? undefined : k + 1 + domain[0].length;
+  return m && !/[-_]$/.test(m[1]!) ? at + m[0].length : undefined;
 }
 
 /**
