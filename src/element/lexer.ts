@@ -449,8 +449,6 @@ const depths = new WeakMap<Inline, number>();
 const isSpace = (c: string | undefined) => !c || /\s/.test(c);
 const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
 const text = (text: string): Text => ({ type: 'text', text });
-/** The characters an e-mail address's local part is made of. */
-const isLocal = (c: string | undefined) => c && /[\w.+-]/.test(c);
 
 /** Lexes one block's inline text. */
 function inline(src: string, defs: Map<string, string>): Inline[] {
@@ -572,7 +570,8 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       const url =
         (c === 'h' ? !/[a-z\d]/i.test(before ?? '') : c === 'w' && (isSpace(before) || '*_~('.includes(before!))) &&
         literalUrl(src, i);
-      const address = !url && mail && isLocal(c) && !isLocal(before) && literalAddress(src, i);
+      // An address's pattern asks for a character of its local part here.
+      const address = !url && mail && !/[\w.+-]/.test(before ?? '') && literalAddress(src, i);
       const found = url || address;
       if (found) {
         const raw = src.slice(i, found);

@@ -517,7 +517,7 @@ export async function copyCode(button: Element, copied: string, ms = 1500) {
   const { clipboard } = navigator;
   if (!block || !clipboard) return;
   await clipboard.writeText(block.querySelector('code')?.textContent ?? '');
-  const text = [...button.childNodes].find((node): node is Text => node.nodeType === Node.TEXT_NODE);
+  const text = [...button.childNodes].find((node): node is Text => node.nodeType === 3 /* a text node */);
   const status = block.querySelector('[role="status"]');
   const shown = copiedButtons.get(button);
   clearTimeout(shown?.timer);
