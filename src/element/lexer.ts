@@ -106,10 +106,10 @@ export interface Cell {
   tokens: Inline[];
   align: Align;
 }
+/** A table: each cell has its column's alignment. */
 export interface Table {
   type: 'table';
   raw: string;
-  align: Align[];
   header: Cell[];
   rows: Cell[][];
 }
@@ -389,7 +389,7 @@ export function lex(src: string): Block[] {
         for (i += 2; i < n && !isBlank(lines[i]!) && indent(lines[i]!) < 4 && !breaks(lines[i]!, depth); i++) {
           rows.push(row(lines[i]!));
         }
-        add({ type: 'table', align, header, rows });
+        add({ type: 'table', header, rows });
       } else if ((m = def.exec(line))) {
         const tag = label(m[1]!);
         if (!defs.has(tag)) defs.set(tag, unescape(m[2] ?? m[3]!));

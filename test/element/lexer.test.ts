@@ -111,7 +111,7 @@ function blocks(tokens: Loose[] = []): unknown[] {
       case 'table':
         out.push([
           'table',
-          t.align.join(),
+          t.header.map((cell: Loose) => cell.align).join(),
           t.header.map((cell: Loose) => inlines(cell.tokens)),
           ...t.rows.map((row: Loose[]) => row.map(cell => inlines(cell.tokens))),
         ]);
