@@ -86,8 +86,7 @@ export interface Blockquote {
   tokens: Block[];
 }
 export interface ListItem {
-  /** Whether it starts with a task box, `[ ]` or `[x]`, which is not in its tokens. */
-  task: boolean;
+  /** Whether its task box, `[x]` or `[ ]`, which is not in its tokens, is checked; undefined when it has none. */
   checked?: boolean;
   tokens: Block[];
 }
@@ -362,7 +361,7 @@ export function lex(src: string): Block[] {
           if (box) text = text.slice(box[0].length);
           const tokens = blocks(text, depth + 1);
           if (tokens.slice(1, -1).some(t => t.type === 'space')) loose = true;
-          items.push({ task: Boolean(box), checked: box ? box[1] !== ' ' : undefined, tokens });
+          items.push({ checked: box ? box[1] !== ' ' : undefined, tokens });
         }
         if (!loose) {
           for (const { tokens } of items)

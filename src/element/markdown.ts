@@ -253,7 +253,7 @@ function block(token: Block, ctx: RenderContext): Part {
  */
 function listItem(item: ListItem, ctx: RenderContext): Part[] {
   const [first, ...rest] = item.tokens;
-  if (!item.task || (first?.type !== 'text' && first?.type !== 'paragraph')) {
+  if (item.checked === undefined || (first?.type !== 'text' && first?.type !== 'paragraph')) {
     return blocks(item.tokens, ctx);
   }
   const label = html`<label><input type="checkbox" disabled ?checked=${item.checked} /> ${inline(first.tokens, ctx)}</label>`;

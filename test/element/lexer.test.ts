@@ -103,7 +103,7 @@ function blocks(tokens: Loose[] = []): unknown[] {
           t.loose ? 'loose' : 'tight',
           ...t.items.map((item: Loose) => [
             'li',
-            item.task ? (item.checked ? '[x]' : '[ ]') : '',
+            item.checked === undefined ? '' : item.checked ? '[x]' : '[ ]',
             ...blocks(item.tokens),
           ]),
         ]);
