@@ -442,7 +442,7 @@ interface Bracket {
 }
 type Item = Inline | Delimiter | Bracket;
 
-/** How deep each span and link nests. */
+/** How deep each span and link nests; other items are 0 deep. */
 const depths = new WeakMap<Inline, number>();
 
 const isSpace = (c: string | undefined) => !c || /\s/.test(c);
@@ -476,8 +476,9 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
     const before = src[i - 1];
     if (c === '\\') {
       const next = src[i + 1];
+      // At the end, \`next\` is undefined, which the pattern reads as "undefined": no punctuation.
       if (next === '\n') add({ type: 'br' }, i + 2);
-      else if (next && asciiPunctuation.test(next)) add({ type: 'escape', text: next }, i + 2);
+      else if (asciiPunctuation.test(next)) add({ type: 'escape', text: next }, i + 2);
       else i++;
     } else if (c === '`') {
       let end = i;
@@ -537,13 +538,13 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
         opener.bracket === '['
           ? { type: 'link', href, tokens }
           : { type: 'image', href, text: src.slice(opener.at + 2, i) };
-      if (token.type === 'link') for (const b of brackets) if (b.bracket === '[') b.active = false;
+      if (token.type === 'link') {
+        for (const b of brackets) if (b.bracket === '[') b.active = false;
+        depths.set(token, depth + 1);
+      }
       // Nested too deep, the link shows as written, what is inside it as lexed.
       if (depth >= maxDepth) items.push(text(opener.bracket), ...tokens, text(src.slice(i, end)));
-      else {
-        depths.set(token, depth + 1);
-        items.push(token);
-      }
+      else items.push(token);
       i = from = end;
     } else if (c === '<') {
       autolink.lastIndex = tag.lastIndex = i;
@@ -710,7 +711,7 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
 
   for (const item of items) {
     if (!('char' in item)) {
-      push(item, 'tokens' in item ? (depths.get(item) ?? 0) : 0);
+      push(item, depths.get(item as Inline) ?? 0);
       continue;
     }
     const closer = item;
@@ -756,11 +757,12 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
       }
       push(span, d + 1);
     }
-    if (closer.left && opens) {
+    if (!closer.left) continue;
+    if (opens) {
       openers.push(out.length);
       deepest.push(0);
       out.push(closer);
-    } else if (closer.left) push(closer, 0);
+    } else push(closer, 0);
   }
   for (const d of deepest) depth = Math.max(depth, d);
   return [finish(out), depth];
