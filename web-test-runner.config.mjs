@@ -22,9 +22,10 @@ let cutOff = false;
 
 /**
  * `executeServerCommand('offline', {ms})`: a dropped network. The page's open reply streams are cut and the page is
- * offline for `ms`, then back online. Offline is the browser's own where its driver can set it (CDP in Chromium,
- * WebDriver BiDi in Firefox: new requests fail, open ones are left alone, `online` fires at the end); WebDriver has
- * no such command, so for WebKit the server plays it, cutting every request to the backend until the time is up.
+ * offline for `ms`, then back online. Offline is the browser's own where its driver can set it (CDP in Chromium:
+ * new requests fail, open ones are left alone, `online` fires at the end); WebDriver has no such command, nor has
+ * Firefox ESR 140's WebDriver BiDi, so for WebKit and Firefox the server plays it, cutting every request to the
+ * backend until the time is up.
  * The command waits on the server's side, since the page cannot ask for anything while it is offline.
  */
 const offlinePlugin = {
@@ -32,8 +33,15 @@ const offlinePlugin = {
   async executeCommand({ command, payload, session }) {
     if (command !== 'offline') return undefined;
     const page = session.browser.getPage(session.id);
-    const setOffline = page.setOfflineMode ? on => page.setOfflineMode(on) : on => void (cutOff = on);
-    await setOffline(true);
+    let setOffline = on => void (cutOff = on);
+    try {
+      await page.setOfflineMode(true);
+      setOffline = on => page.setOfflineMode(on);
+    } catch (error) {
+      // WebDriver has no such command, and Firefox ESR 140's WebDriver BiDi none yet ("unknown command").
+      if (page.setOfflineMode && !/unknown command/.test(String(error?.message))) throw error;
+      setOffline(true);
+    }
     for (const socket of replySockets) socket.destroy();
     await new Promise(resolve => setTimeout(resolve, Number(payload?.ms ?? 3000)));
     await setOffline(false);
