@@ -51,7 +51,7 @@ describe('<persona-chat> turns', () => {
     expect(h.input.value).to.equal('What does membership cost?\nDo you rent tents?');
     expect(h.statuses()).to.deep.equal(['stopped']);
     expect(h.root.querySelector('.typing')).to.equal(null, 'no typing dots left');
-    await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 3000 });
+    await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 10_000 });
     // Nothing is sent after a stop: a short wait shows that nothing happens.
     await new Promise(resolve => setTimeout(resolve, 300));
     expect((await continues()).map(c => c.message)).to.deep.equal(['How do I return a tent?']);
