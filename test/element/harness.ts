@@ -16,6 +16,13 @@ export const oneEvent = <K extends keyof GlobalEventHandlersEventMap>(el: EventT
 export type Continue = { path: string; message: string; aborted: boolean; completed: boolean };
 export const continues = async (): Promise<Continue[]> => (await fetch('/test-support/continues')).json();
 
+/**
+ * Waits until the service saw its first reply request end before the reply did (a stop, a new conversation). On a
+ * loaded machine, with three engines side by side, that can take a few seconds.
+ */
+export const upstreamEnded = (what: string) =>
+  waitUntil(async () => (await continues())[0]?.aborted, what, { timeout: 10_000 });
+
 export const faults = (body: unknown) =>
   fetch('/emulator/__emulator/faults', {
     method: 'POST',

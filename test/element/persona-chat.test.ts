@@ -1,7 +1,18 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { PersonaChat } from '../../src/element/persona-chat.js';
-import { Harness, ada, chat, continues, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
+import {
+  Harness,
+  ada,
+  chat,
+  continues,
+  faults,
+  juniper,
+  oneEvent,
+  resetAll,
+  stored,
+  upstreamEnded,
+} from './harness.js';
 
 /** Sends a message and waits for its reply: the conversation and the reply's message id. */
 async function answered(h: Harness, text: string) {
@@ -195,7 +206,7 @@ describe('<persona-chat>', () => {
     await h.status('stopped');
     expect(h.el.matches(':state(stopped)') && !h.el.matches(':state(streaming)')).to.equal(true);
     expect((await reply).finishReason).to.equal('stopped');
-    await waitUntil(async () => (await continues())[0]?.aborted, 'the upstream request ended', { timeout: 3000 });
+    await upstreamEnded('the upstream request ended');
     expect(h.retryButton, 'Retry is offered').to.not.equal(null);
     expect(h.lastReply()!.querySelector('.markdown')!.textContent!.trim()).to.not.equal('');
     expect(h.sendButton.textContent).to.equal('Send');

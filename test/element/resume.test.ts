@@ -3,7 +3,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
-import { Harness, ada, chat, continues, faults, juniper, resetAll, stored } from './harness.js';
+import { Harness, ada, chat, continues, faults, juniper, resetAll, stored, upstreamEnded } from './harness.js';
 
 /** A tab of the site: a frame with a plain host page holding one element. */
 async function tab(persona = juniper) {
@@ -120,7 +120,7 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
 
   it('shows a stopped reply after a reload, as it was stopped', async () => {
     const { frame, h } = await stoppedInTab();
-    await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 3000 });
+    await upstreamEnded('the reply ended upstream');
     frame.contentWindow!.location.reload();
     const again = await element(frame, h.el);
     await again.status('stopped');

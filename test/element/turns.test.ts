@@ -2,7 +2,7 @@
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
-import { Harness, chat, continues, faults, juniper, oneEvent, resetAll, stored } from './harness.js';
+import { Harness, chat, continues, faults, juniper, oneEvent, resetAll, stored, upstreamEnded } from './harness.js';
 
 /** Counts the events of one kind the element fires from now on. */
 function count(el: EventTarget, name: 'persona-chat-message' | 'persona-chat-error') {
@@ -51,7 +51,7 @@ describe('<persona-chat> turns', () => {
     expect(h.input.value).to.equal('What does membership cost?\nDo you rent tents?');
     expect(h.statuses()).to.deep.equal(['stopped']);
     expect(h.root.querySelector('.typing')).to.equal(null, 'no typing dots left');
-    await waitUntil(async () => (await continues())[0]?.aborted, 'the reply ended upstream', { timeout: 10_000 });
+    await upstreamEnded('the reply ended upstream');
     // Nothing is sent after a stop: a short wait shows that nothing happens.
     await new Promise(resolve => setTimeout(resolve, 300));
     expect((await continues()).map(c => c.message)).to.deep.equal(['How do I return a tent?']);
@@ -105,7 +105,7 @@ describe('<persona-chat> turns', () => {
     await waitUntil(async () => (await continues()).length === 1, 'the service was asked');
     await h.el.stop();
     expect(await reply).to.equal('resolved');
-    await waitUntil(async () => (await continues())[0]?.aborted, 'the service call ended', { timeout: 3000 });
+    await upstreamEnded('the service call ended');
     expect(h.statuses()).to.deep.equal(['stopped']);
   });
 
@@ -118,7 +118,7 @@ describe('<persona-chat> turns', () => {
     expect(await reply).to.equal('AbortError');
     expect(h.statuses()).to.deep.equal([]);
     expect(h.el.getAttribute('turn-status')).to.equal('idle');
-    await waitUntil(async () => (await continues())[0]?.aborted, 'the left reply was stopped', { timeout: 3000 });
+    await upstreamEnded('the left reply was stopped');
   });
 
   it('asks the service on Retry after a Stop that reached the backend before the message did', async () => {
