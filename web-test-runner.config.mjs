@@ -142,6 +142,19 @@ const upstream = async (input, init) => {
  * can stand in for a rolling deploy: a new instance takes the traffic while the old one drains.
  */
 let store = new MemoryStore();
+
+/** The rate limits of both test backends: the suite's tests share one visitor, and none of them may reach a limit. */
+const suiteLimits = {
+  messagesPerUserPerMinute: 1000,
+  messagesPerIpPerMinute: 1000,
+  sessionsPerIpPerMinute: 1000,
+  sessionsPerVisitorPerMinute: 1000,
+  conversationsPerUserPerMinute: 1000,
+  conversationReadsPerUserPerMinute: 1000,
+  feedbackPerUserPerMinute: 1000,
+  concurrentStreamsPerUser: 1000,
+};
+
 const makeBackend = () =>
   createBackend({
     serviceUrl: 'http://emulator.internal',
@@ -154,16 +167,7 @@ const makeBackend = () =>
     tokenSecret,
     allowedOrigins: [origin],
     basePath: '/persona-chat',
-    limits: {
-      messagesPerUserPerMinute: 1000,
-      messagesPerIpPerMinute: 1000,
-      sessionsPerIpPerMinute: 1000,
-      sessionsPerVisitorPerMinute: 1000,
-      conversationsPerUserPerMinute: 1000,
-      conversationReadsPerUserPerMinute: 1000,
-      feedbackPerUserPerMinute: 1000,
-      concurrentStreamsPerUser: 1000,
-    },
+    limits: suiteLimits,
     log: () => {},
   });
 let backend = makeBackend();
@@ -212,17 +216,7 @@ const hostileBackend = createBackend({
   tokenSecret,
   allowedOrigins: [origin],
   basePath: '/hostile-chat',
-  // The suite's tests share one visitor: no rate limit of theirs may be reached by the suite.
-  limits: {
-    messagesPerUserPerMinute: 1000,
-    messagesPerIpPerMinute: 1000,
-    sessionsPerIpPerMinute: 1000,
-    sessionsPerVisitorPerMinute: 1000,
-    conversationsPerUserPerMinute: 1000,
-    conversationReadsPerUserPerMinute: 1000,
-    feedbackPerUserPerMinute: 1000,
-    concurrentStreamsPerUser: 1000,
-  },
+  limits: suiteLimits,
   log: () => {},
   fetch: async (input, init) => {
     const request = new Request(input, init);

@@ -394,9 +394,10 @@ export class ServiceClient {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: controller.signal,
-        // The service never redirects, and following a redirect would send the API key wherever it points. With no
-        // redirect to follow and no window, fetch also sends the request as it is rather than a copy of it.
-        redirect: 'error',
+        // The service never redirects, and following a redirect would send the API key wherever it points: a
+        // redirect is answered as the error it is. With no redirect to follow and no window, fetch also sends the
+        // request as it is rather than a copy of it. ('manual', not 'error', which Workers' fetch refuses.)
+        redirect: 'manual',
         window: null,
       });
     } catch (error) {

@@ -253,6 +253,35 @@ describe('ServiceClient', () => {
       assertNoKey(error);
     });
 
+    it('never follows a redirect, which would send the API key wherever it points', async () => {
+      // Real HTTP: a service that redirects, and the place it points at, which must hear nothing.
+      const { createServer } = await import('node:http');
+      const listen = (server: ReturnType<typeof createServer>) =>
+        new Promise<string>(resolve =>
+          server.listen(0, '127.0.0.1', () =>
+            resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`),
+          ),
+        );
+      const reached: string[] = [];
+      const elsewhere = createServer((req, res) => {
+        reached.push(String(req.headers.authorization));
+        res.end('{}');
+      });
+      const target = await listen(elsewhere);
+      const service = createServer((_req, res) => res.writeHead(307, { location: `${target}/steal` }).end());
+      const baseUrl = await listen(service);
+      try {
+        const client = new ServiceClient({ baseUrl, apiKey });
+        const error = await client.listConversations().catch((e: unknown) => e);
+        assert.ok(error instanceof ServiceError, 'a ServiceError');
+        assert.equal(error.status, 307);
+        assert.deepEqual(reached, [], 'nothing reached where the redirect pointed');
+      } finally {
+        service.close();
+        elsewhere.close();
+      }
+    });
+
     it('turns a body that is not JSON into bad_response', async () => {
       const client = new ServiceClient({
         baseUrl: origin,
