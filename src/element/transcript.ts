@@ -24,7 +24,7 @@ export class Transcript {
   #current: Element | null = null;
   #observer = new MutationObserver(records => this.#added(records));
 
-  /** `list` takes `tabindex="-1"`, or Firefox would make it a Tab stop of its own, as a scrolling box. */
+  /** `list` should have `tabindex="-1"`: Firefox would otherwise make the scrolling box a Tab stop of its own. */
   constructor(list: HTMLElement) {
     this.list = list;
     list.addEventListener('focusin', this.#focused);
