@@ -415,24 +415,27 @@ describe('persona-chat-server CLI', () => {
     PERSONA_CHAT_ALLOWED_ORIGIN: `${site},https://shop.example.com`,
   };
 
-  it('starts from the environment (the platform’s PORT too), serves the routes, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, '--base-path', '/chat'], {
-      env: {
-        PATH: process.env.PATH,
-        ...good,
-        PORT: '0',
-        PERSONA_CHAT_HOST: 'localhost',
-        PERSONA_CHAT_DRAIN_SECONDS: '1',
-      },
+  /** The CLI with the good settings and `env` over them, once it says where it listens. */
+  async function startCli(args: string[], env: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+      env: { PATH: process.env.PATH, ...good, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve);
+      child.once('exit', code => reject(new Error(`exited with ${code}`)));
+    });
+    return { child, line, url: line.split(' ')[2]! };
+  }
+
+  it('starts from the environment (the platform’s PORT too), serves the routes, and exits 0 on SIGTERM', async () => {
+    const { child, line, url } = await startCli(['--base-path', '/chat'], {
+      PORT: '0',
+      PERSONA_CHAT_HOST: 'localhost',
+      PERSONA_CHAT_DRAIN_SECONDS: '1',
+    });
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).once('line', resolve);
-        child.once('exit', code => reject(new Error(`exited with ${code}`)));
-      });
       assert.match(line, /^listening on http:\/\/localhost:\d+$/);
-      const url = line.split(' ')[2];
       const res = await fetch(`${url}/chat/session`, {
         method: 'POST',
         headers: { origin: 'https://shop.example.com', 'x-persona-chat': '1', 'content-type': 'application/json' },
@@ -507,21 +510,11 @@ describe('persona-chat-server CLI', () => {
   }
 
   it('sets limits by flag and by environment variable', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cli, '--message-max-length', '5'], {
-      env: {
-        PATH: process.env.PATH,
-        ...good,
-        PERSONA_CHAT_PORT: '0',
-        PERSONA_CHAT_SESSIONS_PER_VISITOR_PER_MINUTE: '1',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const { child, url } = await startCli(['--message-max-length', '5'], {
+      PERSONA_CHAT_PORT: '0',
+      PERSONA_CHAT_SESSIONS_PER_VISITOR_PER_MINUTE: '1',
     });
     try {
-      const line = await new Promise<string>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).once('line', resolve);
-        child.once('exit', code => reject(new Error(`exited with ${code}`)));
-      });
-      const url = line.split(' ')[2];
       const session = (cookie?: string) =>
         fetch(`${url}/session`, {
           method: 'POST',
