@@ -10,29 +10,19 @@ import * as React from 'react';
 import { createComponent } from '@lit/react';
 import type { EventName } from '@lit/react';
 import { PersonaChat as PersonaChatElement } from '../element/persona-chat.js';
-import type {
-  PersonaChatCitationEvent,
-  PersonaChatCloseEvent,
-  PersonaChatConversationEvent,
-  PersonaChatErrorEvent,
-  PersonaChatFeedbackEvent,
-  PersonaChatMessageEvent,
-  PersonaChatOpenEvent,
-  PersonaChatReadyEvent,
-  PersonaChatSendEvent,
-} from '../element/events.js';
+import type * as Events from '../element/events.js';
 
 /** The element's events, by the name of the prop that listens to each. */
 const events = {
-  onReady: 'persona-chat-ready' as EventName<PersonaChatReadyEvent>,
-  onOpen: 'persona-chat-open' as EventName<PersonaChatOpenEvent>,
-  onClose: 'persona-chat-close' as EventName<PersonaChatCloseEvent>,
-  onSend: 'persona-chat-send' as EventName<PersonaChatSendEvent>,
-  onMessage: 'persona-chat-message' as EventName<PersonaChatMessageEvent>,
-  onConversation: 'persona-chat-conversation' as EventName<PersonaChatConversationEvent>,
-  onError: 'persona-chat-error' as EventName<PersonaChatErrorEvent>,
-  onCitation: 'persona-chat-citation' as EventName<PersonaChatCitationEvent>,
-  onFeedback: 'persona-chat-feedback' as EventName<PersonaChatFeedbackEvent>,
+  onReady: 'persona-chat-ready' as EventName<Events.PersonaChatReadyEvent>,
+  onOpen: 'persona-chat-open' as EventName<Events.PersonaChatOpenEvent>,
+  onClose: 'persona-chat-close' as EventName<Events.PersonaChatCloseEvent>,
+  onSend: 'persona-chat-send' as EventName<Events.PersonaChatSendEvent>,
+  onMessage: 'persona-chat-message' as EventName<Events.PersonaChatMessageEvent>,
+  onConversation: 'persona-chat-conversation' as EventName<Events.PersonaChatConversationEvent>,
+  onError: 'persona-chat-error' as EventName<Events.PersonaChatErrorEvent>,
+  onCitation: 'persona-chat-citation' as EventName<Events.PersonaChatCitationEvent>,
+  onFeedback: 'persona-chat-feedback' as EventName<Events.PersonaChatFeedbackEvent>,
 };
 
 const Wrapped = createComponent({
@@ -72,4 +62,4 @@ export type {
   PersonaChatOpenEvent,
   PersonaChatReadyEvent,
   PersonaChatSendEvent,
-};
+} from '../element/events.js';
