@@ -252,21 +252,25 @@ export class PersonaChat extends LitElement {
   /** The history view's code, loaded the first time it is shown. */
   #historyView: Promise<HistoryView> | undefined;
   #shownHistory: HistoryView | undefined;
+  /** The first element of the shadow root that `selector` matches, once it is drawn. */
+  #find<T extends Element = HTMLElement>(selector: string) {
+    return this.renderRoot?.querySelector<T>(selector) ?? undefined;
+  }
   get #input() {
-    return this.renderRoot?.querySelector<HTMLTextAreaElement>('textarea') ?? undefined;
+    return this.#find<HTMLTextAreaElement>('textarea');
   }
   get #list() {
-    return this.renderRoot?.querySelector<HTMLElement>('.messages') ?? undefined;
+    return this.#find('.messages');
   }
   /** The message list's keyboard order: one Tab stop, the arrow keys between messages. */
   #transcript: Transcript | undefined;
   get #launcherButton() {
-    return this.renderRoot?.querySelector<HTMLButtonElement>('.launcher') ?? undefined;
+    return this.#find<HTMLButtonElement>('.launcher');
   }
 
   readonly #chat = new ChatController(this);
   get #live() {
-    return this.renderRoot?.querySelector<HTMLElement>('.live') ?? undefined;
+    return this.#find('.live');
   }
   /** The turn whose reply is to be read out once it is drawn. */
   #toAnnounce: string | undefined;
@@ -460,22 +464,21 @@ export class PersonaChat extends LitElement {
     if (this.#toAnnounce) this.#announce(this.#toAnnounce);
     const changes = changed as Map<string, unknown>;
     // The focus goes where the visitor's work goes on, never to the page's body.
-    const find = (selector: string) => this.renderRoot.querySelector<HTMLElement>(selector);
     if (changes.has('commenting')) {
       const before = changes.get('commenting') as string | null | undefined;
-      if (this.commenting) find('.comment textarea')?.focus();
-      else if (before) find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
+      if (this.commenting) this.#find('.comment textarea')?.focus();
+      else if (before) this.#find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
     }
     if (changes.has('history')) {
       const before = changes.get('history') as HistoryList | undefined;
       const now = this.history;
-      if (now?.renaming && now.renaming !== before?.renaming) find('.rename input')?.focus();
-      else if (now?.deleting && now.deleting !== before?.deleting) find('.confirm [data-cancel]')?.focus();
-      else if (now && before && now.items.length < before.items.length) find('#history-heading')?.focus();
+      if (now?.renaming && now.renaming !== before?.renaming) this.#find('.rename input')?.focus();
+      else if (now?.deleting && now.deleting !== before?.deleting) this.#find('.confirm [data-cancel]')?.focus();
+      else if (now && before && now.items.length < before.items.length) this.#find('#history-heading')?.focus();
       else if (now && before?.renaming && !now.renaming) {
-        find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
+        this.#find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
       } else if (now && before?.deleting && !now.deleting)
-        find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
+        this.#find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
       else if (!now && before) this.#input?.focus();
     }
     if (changes.has('draft')) this.#countDown();
