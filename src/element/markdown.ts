@@ -28,7 +28,7 @@ import type { Block, Inline, ListItem } from './lexer.js';
 
 export { maxDepth };
 
-type Part = TemplateResult | string | typeof nothing;
+type Part = TemplateResult | string | typeof nothing | Part[];
 
 /** Allows http(s) and mailto only, after decoding entities and dropping control characters and whitespace. */
 export function safeUrl(url: string | null | undefined): string | undefined {
@@ -131,15 +131,28 @@ function textWithCitations(text: string, ctx: RenderContext): Part[] {
   return parts;
 }
 
-function inline(tokens: Inline[], ctx: RenderContext, inLink = false): Part[] {
-  return tokens.map(token => inlineToken(token, ctx, inLink));
+/**
+ * Inline tokens as few parts as can be: neighbouring texts are one string, and one part is not in a list. Lit marks
+ * each part in a list with two comments, which a reply of ordinary length would have by the hundred.
+ */
+function inline(tokens: Inline[], ctx: RenderContext, inLink = false): Part {
+  const parts: Part[] = [];
+  for (const token of tokens) {
+    const made = inlineToken(token, ctx, inLink);
+    for (const part of Array.isArray(made) ? made : [made]) {
+      const last = parts.length - 1;
+      if (typeof part === 'string' && typeof parts[last] === 'string') parts[last] += part;
+      else parts.push(part as Part);
+    }
+  }
+  return parts.length === 1 ? parts[0]! : parts;
 }
 
 function inlineToken(token: Inline, ctx: RenderContext, inLink = false): Part {
   const inner = (tokens: Inline[], link = inLink) => inline(tokens, ctx, link);
   switch (token.type) {
     case 'text':
-      return inLink ? decodeEntities(token.text) : html`${textWithCitations(token.text, ctx)}`;
+      return inLink ? decodeEntities(token.text) : textWithCitations(token.text, ctx);
     case 'escape':
       return token.text;
     case 'strong':
@@ -157,7 +170,7 @@ function inlineToken(token: Inline, ctx: RenderContext, inLink = false): Part {
       const content = inner(token.tokens, true);
       return href && !inLink
         ? html`<a href=${href} target="_blank" rel="noopener noreferrer nofollow">${content}</a>`
-        : html`${content}`;
+        : content;
     }
     case 'image': {
       // Never fetched: a loaded image can leak data without a click. Shown as a link to it instead.
@@ -243,7 +256,7 @@ function block(token: Block, ctx: RenderContext): Part {
     case 'html':
       return html`<p>${token.raw.trim()}</p>`;
     case 'text':
-      return html`${inline(token.tokens, ctx)}`;
+      return inline(token.tokens, ctx);
   }
 }
 
