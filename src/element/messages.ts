@@ -3,7 +3,7 @@
  * How messages look: a message of the history, or a turn (the visitor's message and its reply), whose reply is
  * drawn from its status by one switch. Pure functions of the data and a few callbacks; the element owns the state.
  */
-import { html, nothing } from 'lit';
+import { html, nothing, render } from 'lit';
 import type { TemplateResult } from 'lit';
 import type { Citation } from '../protocol.js';
 import { MarkdownView, defaultHeadingLevel, heading } from './markdown.js';
@@ -26,7 +26,8 @@ export interface RenderContext {
    * `defaultHeadingLevel` (3) unless given. A reply's markdown view takes it when the view is made.
    */
   headingLevel?: number;
-  percent: Intl.NumberFormat;
+  /** The locale numbers are written in. */
+  locale: string;
   /** The reply whose thumbs-down asks for a comment, and the one thanked for it. */
   commenting: string | null;
   thanked: string | null;
@@ -60,6 +61,22 @@ const thumb = (down: boolean) =>
       d=${down ? 'M10 15v4a3 3 0 0 0 3 3l4-9V2H5.7a2 2 0 0 0-2 1.7l-1.4 9A2 2 0 0 0 4.3 15H10z' : 'M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9A2 2 0 0 0 19.7 9H14z'}
     />
   </svg>`;
+
+const percents = new Map<string, Intl.NumberFormat>();
+
+/** `value` as a percentage in `locale` (or the browser's, if `locale` is not one); made on first use, as it is slow. */
+function percent(locale: string, value: number) {
+  let format = percents.get(locale);
+  if (!format) {
+    try {
+      format = new Intl.NumberFormat(locale, { style: 'percent' });
+    } catch {
+      format = new Intl.NumberFormat(undefined, { style: 'percent' });
+    }
+    percents.set(locale, format);
+  }
+  return format.format(value);
+}
 
 /** A string field of untrusted data, or nothing. */
 const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
@@ -99,7 +116,7 @@ export function showSource(item: HTMLElement) {
  * address.
  */
 function sources(key: string, citations: Citation[], order: number[], context: RenderContext) {
-  const { strings, percent } = context;
+  const { strings, locale } = context;
   const cited = order.filter(index => citations[index]);
   const rest = citations.map((_, i) => i).filter(i => !cited.includes(i));
   const list = [...cited, ...rest];
@@ -137,7 +154,7 @@ function sources(key: string, citations: Citation[], order: number[], context: R
                         ${text(p?.text)}
                         ${
                           typeof p?.relevance === 'number'
-                            ? html`<div class="relevance">${strings.relevance(percent.format(p.relevance))}</div>`
+                            ? html`<div class="relevance">${strings.relevance(percent(locale, p.relevance))}</div>`
                             : nothing
                         }
                       </blockquote>`,
@@ -221,15 +238,38 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
   }`;
 }
 
-/** A finished reply: its text, its sources, and the thumbs once the service knows the message. */
-function finished(owner: object, key: string, text: string, reply: Reply, context: RenderContext) {
-  const { parts, view } = markdown(owner, key, text, true, context, reply.citations.length);
-  return html`${parts}
-  ${reply.citations.length ? sources(key, reply.citations, view.footnotes.order(), context) : nothing}`;
+/**
+ * What no longer changes, drawn once as plain DOM: the elements `template` makes, without Lit's markers (about 80
+ * comments in a reply of ordinary length). It is replaced when what it shows changes, never updated in place, so it
+ * needs none; its listeners stay.
+ */
+function still(template: unknown): Element[] {
+  const box = document.createElement('div');
+  render(template, box);
+  const walker = document.createTreeWalker(box, NodeFilter.SHOW_COMMENT);
+  const markers: ChildNode[] = [];
+  while (walker.nextNode()) markers.push(walker.currentNode as Comment);
+  for (const marker of markers) marker.remove();
+  return [...box.children];
 }
 
-interface Reply {
-  citations: Citation[];
+/**
+ * A finished reply's text and sources, drawn once. Its markdown view is not kept: the text is lexed again only if
+ * the reply is drawn again (another language, another heading level, or a reply that goes on).
+ */
+function finished(
+  owner: object,
+  key: string,
+  text: string,
+  citations: Citation[],
+  context: RenderContext,
+  listed = true,
+) {
+  const { parts, view } = markdown(owner, key, text, true, context, citations.length);
+  views.get(owner)?.delete(key);
+  return still(
+    html`${parts}${listed && citations.length ? sources(key, citations, view.footnotes.order(), context) : nothing}`,
+  );
 }
 
 /** A reply, an article named by who wrote it. */
@@ -257,7 +297,7 @@ export function renderHistoryItem(owner: object, item: HistoryItem, context: Ren
   return html`<div class="item" data-key=${item.id}>
     ${assistant(
       false,
-      html`${finished(owner, item.id, item.text, item, context)}
+      html`${finished(owner, item.id, item.text, item.citations, context)}
       ${item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing}`,
       context,
     )}
@@ -283,7 +323,7 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
   const { strings } = context;
   const key = turn.id;
   const sourceCount = turn.citations.length;
-  const written = () => (turn.reply ? markdown(owner, key, turn.reply, true, context, sourceCount).parts : nothing);
+  const written = () => (turn.reply ? finished(owner, key, turn.reply, turn.citations, context, false) : nothing);
   switch (turn.status) {
     case TurnStatus.queued:
       return nothing;
@@ -298,7 +338,7 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
     case TurnStatus.done:
       return assistant(
         false,
-        html`${finished(owner, key, turn.reply, turn, context)}
+        html`${finished(owner, key, turn.reply, turn.citations, context)}
         ${turn.messageId ? feedbackButtons(turn.id, turn.messageId, turn.feedback, context) : nothing}`,
         context,
       );

@@ -119,6 +119,8 @@ export const styles = [
     flex-direction: column;
     gap: 12px;
     overscroll-behavior: contain;
+    /* It clips what it holds anyway; saying so lets a keystroke repaint without walking the messages. */
+    contain: paint;
   }
   .comment {
     display: flex;
@@ -144,13 +146,18 @@ export const styles = [
   .item {
     display: contents;
   }
+  .chunk {
+    display: flex;
+    flex-direction: column;
+    gap: 12px;
+  }
   /*
-   * A long conversation lays out and paints only the messages in view (their size is remembered once seen), but
-   * the newest are always drawn at their true size, so that scrolling to the end lands at the end.
+   * A long conversation lays out and paints only the chunks of history in view (their size is remembered once
+   * seen); one box for 20 messages keeps the browser's work of finding what is in view small on every frame.
    */
-  .messages > .item:nth-last-child(n + 21) > .message {
+  .far {
     content-visibility: auto;
-    contain-intrinsic-size: auto 3em;
+    contain-intrinsic-size: auto 1200px;
   }
   .message {
     border: 1px solid transparent;

@@ -25,7 +25,7 @@ import { chatIconPath } from './launcher.styles.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
 import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
-import type { Feedback } from './state.js';
+import type { Feedback, HistoryItem, Turn } from './state.js';
 import type { StorageKind } from './storage.js';
 import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
@@ -278,7 +278,6 @@ export class PersonaChat extends LitElement {
   /** The language asked for, and the one whose strings are shown (its table, undefined for English). */
   #wanted = 'en';
   #shown: { language: string; table: Partial<Strings> | undefined } = { language: 'en', table: undefined };
-  #percentCache: { locale: string; format: Intl.NumberFormat } | undefined;
 
   static override get observedAttributes() {
     return [...super.observedAttributes, 'lang', 'dir'];
@@ -311,20 +310,6 @@ export class PersonaChat extends LitElement {
   /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's, then the browser's. */
   get #locale() {
     return localeOf(this);
-  }
-
-  get #percent() {
-    const locale = this.#locale;
-    if (this.#percentCache?.locale !== locale) {
-      let format: Intl.NumberFormat;
-      try {
-        format = new Intl.NumberFormat(locale, { style: 'percent' });
-      } catch {
-        format = new Intl.NumberFormat(undefined, { style: 'percent' });
-      }
-      this.#percentCache = { locale, format };
-    }
-    return this.#percentCache.format;
   }
 
   constructor() {
@@ -726,7 +711,7 @@ export class PersonaChat extends LitElement {
     const context: RenderContext = {
       strings: t,
       speaker: this.heading || t.assistant,
-      percent: this.#percent,
+      locale: this.#locale,
       actions: { retry: () => this.#retry(), feedback: (...args) => this.#feedback(...args) },
       commenting: this.commenting,
       thanked: this.thanked,
@@ -841,26 +826,7 @@ export class PersonaChat extends LitElement {
                 </div>`
               : nothing
           }
-          ${timeline(state).map(entry => {
-            // Entries only come and go at the end (or all at once), so drawing them in place is enough. A message
-            // whose state and surroundings did not change is not drawn again: a keystroke or a streaming frame costs
-            // the same under 500 messages as under none.
-            const id = 'turn' in entry ? entry.turn.id : entry.item.id;
-            const subject = 'turn' in entry ? entry.turn : entry.item;
-            const around = [
-              t,
-              context.speaker,
-              context.percent,
-              context.headingLevel,
-              context.commenting === id,
-              context.thanked === id,
-            ];
-            return guard([subject, subject === retryable, ...around], () =>
-              'turn' in entry
-                ? renderTurn(this, entry.turn, entry.turn === retryable, context)
-                : renderHistoryItem(this, entry.item, context),
-            );
-          })}
+          ${this.#entries(retryable, context)}
           ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
         </div>
         ${
@@ -889,6 +855,44 @@ export class PersonaChat extends LitElement {
         </form>
         ${remaining < 200 ? html`<div class="limit">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
     `;
+  }
+
+  /**
+   * The messages. A message whose state and surroundings did not change is not drawn again. History comes in chunks
+   * of 20 messages, and a chunk none of whose messages changed is not drawn again either, which is checked at the
+   * cost of comparing references: a keystroke or a streaming frame costs the same under 500 messages as under none.
+   * Entries only come and go at the end (or all at once), so drawing them in place is enough.
+   */
+  #entries(retryable: Turn | undefined, context: RenderContext) {
+    const { strings, speaker, locale, headingLevel, commenting, thanked } = context;
+    const around = [strings, speaker, locale, headingLevel];
+    const draw = (subject: HistoryItem | Turn, turn: boolean) =>
+      guard([subject, subject === retryable, ...around, commenting === subject.id, thanked === subject.id], () =>
+        turn
+          ? renderTurn(this, subject as Turn, subject === retryable, context)
+          : renderHistoryItem(this, subject as HistoryItem, context),
+      );
+    const entries: (HistoryItem[] | Turn)[] = [];
+    let run: HistoryItem[] = [];
+    for (const entry of timeline(this.#chat.state)) {
+      if ('item' in entry) {
+        if (run.length === 20 || !run.length) entries.push((run = []));
+        run.push(entry.item);
+      } else {
+        entries.push(entry.turn);
+        run = [];
+      }
+    }
+    let chunks = entries.filter(entry => Array.isArray(entry)).length;
+    return entries.map(entry => {
+      if (!Array.isArray(entry)) return draw(entry, true);
+      // The two newest chunks are always drawn at their true size, so that scrolling to the end lands at the end.
+      const far = --chunks >= 2;
+      return guard(
+        [...entry, far, ...around, commenting, thanked],
+        () => html`<div class=${far ? 'chunk far' : 'chunk'}>${entry.map(item => draw(item, false))}</div>`,
+      );
+    });
   }
 
   /**

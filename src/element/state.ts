@@ -119,21 +119,32 @@ export function currentTurn(state: ChatState): Turn | undefined {
 
 const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
 
+export type Entry = { item: HistoryItem } | { turn: Turn };
+
+/** The newest timeline made, for the same messages and turns: the element asks for it on every render. */
+let last: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefined;
+
 /**
  * What the conversation shows, oldest first: the service's messages and the turns the backend listed, by time
- * (a stopped reply before a later exchange stays where it was), then the turns of this page.
+ * (a stopped reply before a later exchange stays where it was), then the turns of this page. The same array for the
+ * same messages and turns; do not change it.
  */
-export function timeline(state: ChatState): ({ item: HistoryItem } | { turn: Turn })[] {
-  const listed = state.turns.filter(turn => turn.createdAt !== null);
-  const live = state.turns.filter(turn => turn.createdAt === null);
-  const entries: ({ item: HistoryItem } | { turn: Turn })[] = [];
+export function timeline(state: ChatState): Entry[] {
+  const { history, turns } = state;
+  if (last?.history === history && last.turns === turns) return last.entries;
+  const listed = turns.filter(turn => turn.createdAt !== null);
+  const live = turns.filter(turn => turn.createdAt === null);
+  const entries: Entry[] = [];
   let next = 0;
-  for (const item of state.history) {
-    const at = item.createdAt === null ? NaN : Date.parse(item.createdAt);
-    while (next < listed.length && Date.parse(listed[next]!.createdAt!) < at) entries.push({ turn: listed[next++]! });
+  for (const item of history) {
+    if (next < listed.length) {
+      const at = item.createdAt === null ? NaN : Date.parse(item.createdAt);
+      while (next < listed.length && Date.parse(listed[next]!.createdAt!) < at) entries.push({ turn: listed[next++]! });
+    }
     entries.push({ item });
   }
   for (const turn of [...listed.slice(next), ...live]) entries.push({ turn });
+  last = { history, turns, entries };
   return entries;
 }
 

@@ -282,7 +282,7 @@ describe('the Sources of a reply', () => {
   const context: RenderContext = {
     strings: resolveStrings(),
     speaker: 'Juniper',
-    percent: new Intl.NumberFormat('en', { style: 'percent' }),
+    locale: 'en',
     actions: { retry: () => {}, feedback: () => {} },
     commenting: null,
     thanked: null,
