@@ -397,11 +397,22 @@ async function openingPanel(server: Server) {
   ].join('\n');
 }
 
-/** The element's tables, as markdown sections. */
+const tables = { streaming: streamingBesidePeers, long: longConversations, opening: openingPanel };
+
+/**
+ * The element's tables, as markdown sections: all of them, or those BENCH_TABLES names (`streaming`, `long`,
+ * `opening`, comma-separated), for a quicker look at one.
+ */
 export async function elementBench(): Promise<string[]> {
+  const names = (process.env.BENCH_TABLES ?? Object.keys(tables).join(',')).split(',') as (keyof typeof tables)[];
+  const unknown = names.filter(name => !(name in tables));
+  if (unknown.length)
+    throw new Error(`BENCH_TABLES: no table ${unknown.join(', ')}; there are ${Object.keys(tables).join(', ')}`);
   const server = await serve();
   try {
-    return [await streamingBesidePeers(server), await longConversations(server), await openingPanel(server)];
+    const sections: string[] = [];
+    for (const name of names) sections.push(await tables[name](server));
+    return sections;
   } finally {
     server.close();
   }
