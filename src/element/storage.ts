@@ -11,16 +11,21 @@ import { asCitations } from './state.js';
 
 export type StorageKind = 'local' | 'session' | 'none';
 
-const memory = new Map<string, string>();
+/** A store in memory: `storage="none"` gives each element its own, so nothing outlives the page. */
+function memoryStore(): Store {
+  const map = new Map<string, string>();
+  return {
+    getItem: key => map.get(key) ?? null,
+    setItem: (key, value) => void map.set(key, value),
+    removeItem: key => void map.delete(key),
+  };
+}
 
-const memoryStore: Store = {
-  getItem: key => memory.get(key) ?? null,
-  setItem: (key, value) => void memory.set(key, value),
-  removeItem: key => void memory.delete(key),
-};
+/** Where a storage that throws keeps its keys instead: one memory for the page, as the storage would be. */
+const fallback = memoryStore();
 
 function backing(kind: StorageKind): Store {
-  if (kind === 'none') return memoryStore;
+  if (kind === 'none') return memoryStore();
   try {
     const store = kind === 'session' ? window.sessionStorage : window.localStorage;
     const probe = '__persona_chat_probe__';
@@ -28,7 +33,7 @@ function backing(kind: StorageKind): Store {
     store.removeItem(probe);
     return store;
   } catch {
-    return memoryStore;
+    return fallback;
   }
 }
 
@@ -44,17 +49,17 @@ export class ChatStorage {
 
   constructor(kind: StorageKind, namespace: string) {
     this.shared = kind !== 'none';
-    this.#store = kind === 'none' ? memoryStoreFor() : backing(kind);
+    this.#store = backing(kind);
     this.conversationKey = `persona-chat:${namespace}:conversation`;
     this.#citationsKey = `persona-chat:${namespace}:citations`;
   }
 
   get conversationId(): string | null {
-    return this.#read(this.conversationKey);
+    return read(this.#store, this.conversationKey);
   }
 
   set conversationId(id: string | null) {
-    this.#write(this.conversationKey, id);
+    write(this.#store, this.conversationKey, id);
   }
 
   citations(messageId: string): Citation[] {
@@ -68,24 +73,16 @@ export class ChatStorage {
     all[messageId] = citations;
     const ids = Object.keys(all);
     for (const old of ids.slice(0, Math.max(0, ids.length - maxCitedReplies))) delete all[old];
-    this.#write(this.#citationsKey, JSON.stringify(all));
+    write(this.#store, this.#citationsKey, JSON.stringify(all));
   }
 
   #citations(): Record<string, Citation[]> {
     try {
-      const parsed: unknown = JSON.parse(this.#read(this.#citationsKey) ?? '{}');
+      const parsed: unknown = JSON.parse(read(this.#store, this.#citationsKey) ?? '{}');
       return parsed && typeof parsed === 'object' ? (parsed as Record<string, Citation[]>) : {};
     } catch {
       return {};
     }
-  }
-
-  #read(key: string): string | null {
-    return read(this.#store, key);
-  }
-
-  #write(key: string, value: string | null) {
-    write(this.#store, key, value);
   }
 }
 
@@ -102,7 +99,7 @@ export class TabStorage {
   readonly #prefix: string;
 
   constructor(kind: StorageKind, namespace: string) {
-    this.#store = kind === 'none' ? memoryStoreFor() : backing('session');
+    this.#store = backing(kind === 'none' ? kind : 'session');
     this.#prefix = `persona-chat:${namespace}`;
   }
 
@@ -166,14 +163,4 @@ function write(store: Store, key: string, value: string | null) {
   } catch {
     // Full or blocked: it simply is not kept.
   }
-}
-
-/** `storage="none"`: a private memory per element, so nothing outlives the page. */
-function memoryStoreFor(): Store {
-  const map = new Map<string, string>();
-  return {
-    getItem: key => map.get(key) ?? null,
-    setItem: (key, value) => void map.set(key, value),
-    removeItem: key => void map.delete(key),
-  };
 }
