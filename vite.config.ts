@@ -57,7 +57,8 @@ function sizeBudget(classic: boolean): Plugin {
 /**
  * Minifies the element's stylesheet (a Lit css`` literal): comments go, and so does the whitespace around braces,
  * semicolons, commas and colons' values. Whitespace elsewhere (a descendant combinator before `:hover`, the
- * spaces of `calc()`) can mean something, so it is kept, only collapsed.
+ * spaces of `calc()`) can mean something, so it is kept, only collapsed. Numbers lose a leading zero (`.5em`), and
+ * attribute selectors the quotes around a value that is a plain name (`[theme=dark]`), as CSS reads them the same.
  */
 function minifyCss(): Plugin {
   return {
@@ -71,6 +72,8 @@ function minifyCss(): Plugin {
           .replace(/\s*([{};,])\s*/g, '$1')
           .replace(/:\s+/g, ':')
           .replace(/;}/g, '}')
+          .replace(/([\s:,(])0\.(\d)/g, '$1.$2')
+          .replace(/=(['"])([a-z][\w-]*)\1\]/gi, '=$2]')
           .trim();
         return `css\`${minified}\``;
       });
