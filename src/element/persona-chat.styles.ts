@@ -496,10 +496,12 @@ export const styles = [
     .panel.floating,
     .typing span {
       animation: none;
-      transition: none;
     }
   }
-  /* Forced colours drop fills and custom outlines: keep the focus, the typing dots and each control's edge. */
+  /*
+   * Forced colours drop fills and custom outlines: keep the focus and the typing dots. Each control's edge is a
+   * border (transparent ones included), which forced colours draw; a queued message's stays dashed.
+   */
   @media (forced-colors: active) {
     :focus-visible,
     textarea:focus-visible {
@@ -508,9 +510,6 @@ export const styles = [
     .typing span {
       background: CanvasText;
       forced-color-adjust: none;
-    }
-    .message.queued {
-      border-style: dashed;
     }
   }
   `),
