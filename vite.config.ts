@@ -65,7 +65,8 @@ function minifyCss(): Plugin {
     name: 'persona-chat-minify-css',
     transform(code, id) {
       if (!id.endsWith('.styles.ts')) return undefined;
-      return code.replace(/css`([^`]*)`/g, (_, sheet: string) => {
+      // A tag, not the name in prose: a comment that quotes it in backticks would otherwise start a sheet.
+      return code.replace(/(?<![\w`])css`([^`]*)`/g, (_, sheet: string) => {
         const minified = sheet
           .replace(/\/\*[\s\S]*?\*\//g, '')
           .replace(/\s+/g, ' ')
