@@ -98,7 +98,12 @@ export default defineConfig(({ mode }) => {
       rolldownOptions: {
         // The chat chunk takes what it shares with the launcher (the launcher's styles) from the launcher file.
         preserveEntrySignatures: 'allow-extension',
-        output: { minify: true, chunkFileNames: 'persona-chat-[name]-[hash].js' },
+        // Pure annotations are hints for a bundler; nothing bundles these files again, and the chat has 24 of them.
+        output: {
+          minify: true,
+          comments: { annotation: false },
+          chunkFileNames: 'persona-chat-[name]-[hash].js',
+        },
       },
       lib: classic
         ? {
