@@ -246,10 +246,8 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
 function still(template: unknown): Element[] {
   const box = document.createElement('div');
   render(template, box);
-  const walker = document.createTreeWalker(box, NodeFilter.SHOW_COMMENT);
-  const markers: ChildNode[] = [];
-  while (walker.nextNode()) markers.push(walker.currentNode as Comment);
-  for (const marker of markers) marker.remove();
+  const markers = document.createNodeIterator(box, NodeFilter.SHOW_COMMENT);
+  for (let marker; (marker = markers.nextNode());) (marker as Comment).remove();
   return [...box.children];
 }
 

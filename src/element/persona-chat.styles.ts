@@ -159,9 +159,10 @@ export const styles = [
   }
   /*
    * A long conversation lays out and paints only the chunks of history in view (their size is remembered once
-   * seen); one box for 20 messages keeps the browser's work of finding what is in view small on every frame.
+   * seen); one box for 20 messages keeps the browser's work of finding what is in view small on every frame. The
+   * two newest chunks are always drawn at their true size, so that scrolling to the end lands at the end.
    */
-  .far {
+  .chunk:nth-last-child(n + 3 of .chunk) {
     content-visibility: auto;
     contain-intrinsic-size: auto 1200px;
   }

@@ -883,16 +883,14 @@ export class PersonaChat extends LitElement {
         run = [];
       }
     }
-    let chunks = entries.filter(entry => Array.isArray(entry)).length;
-    return entries.map(entry => {
-      if (!Array.isArray(entry)) return draw(entry, true);
-      // The two newest chunks are always drawn at their true size, so that scrolling to the end lands at the end.
-      const far = --chunks >= 2;
-      return guard(
-        [...entry, far, ...around, commenting, thanked],
-        () => html`<div class=${far ? 'chunk far' : 'chunk'}>${entry.map(item => draw(item, false))}</div>`,
-      );
-    });
+    return entries.map(entry =>
+      Array.isArray(entry)
+        ? guard(
+            [...entry, ...around, commenting, thanked],
+            () => html`<div class="chunk">${entry.map(item => draw(item, false))}</div>`,
+          )
+        : draw(entry, true),
+    );
   }
 
   /**

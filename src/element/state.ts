@@ -121,17 +121,12 @@ const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
 
 export type Entry = { item: HistoryItem } | { turn: Turn };
 
-/** The newest timeline made, for the same messages and turns: the element asks for it on every render. */
-let last: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefined;
-
 /**
  * What the conversation shows, oldest first: the service's messages and the turns the backend listed, by time
- * (a stopped reply before a later exchange stays where it was), then the turns of this page. The same array for the
- * same messages and turns; do not change it.
+ * (a stopped reply before a later exchange stays where it was), then the turns of this page.
  */
 export function timeline(state: ChatState): Entry[] {
   const { history, turns } = state;
-  if (last?.history === history && last.turns === turns) return last.entries;
   const listed = turns.filter(turn => turn.createdAt !== null);
   const live = turns.filter(turn => turn.createdAt === null);
   const entries: Entry[] = [];
@@ -144,7 +139,6 @@ export function timeline(state: ChatState): Entry[] {
     entries.push({ item });
   }
   for (const turn of [...listed.slice(next), ...live]) entries.push({ turn });
-  last = { history, turns, entries };
   return entries;
 }
 
