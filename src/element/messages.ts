@@ -33,7 +33,14 @@ export interface RenderContext {
   thanked: string | null;
 }
 
-const views = new WeakMap<object, Map<string, MarkdownView>>();
+/** A finished reply as drawn, and what it was drawn from. */
+interface Drawn {
+  from: unknown[];
+  nodes: Element[];
+}
+
+/** Each element's replies: a markdown view while one is written, then the reply as drawn. */
+const views = new WeakMap<object, Map<string, MarkdownView | Drawn>>();
 
 /** Forgets the markdown views of an element's replies (a new conversation, or another one shown). */
 export const forgetViews = (owner: object) => views.delete(owner);
@@ -43,7 +50,7 @@ function viewFor(owner: object, key: string, { strings, headingLevel }: RenderCo
   let map = views.get(owner);
   if (!map) views.set(owner, (map = new Map()));
   let view = map.get(key);
-  if (!view) {
+  if (!(view instanceof MarkdownView)) {
     view = new MarkdownView({
       copyLabel: strings.copy,
       codeLabel: strings.code,
@@ -252,8 +259,8 @@ function still(template: unknown): Element[] {
 }
 
 /**
- * A finished reply's text and sources, drawn once. Its markdown view is not kept: the text is lexed again only if
- * the reply is drawn again (another language, another heading level, or a reply that goes on).
+ * A finished reply's text and sources, drawn once, and drawn again only when what they show changes, not when the
+ * reply does otherwise (its thumbs): a source the visitor opened stays open. Its markdown view is not kept.
  */
 function finished(
   owner: object,
@@ -263,11 +270,15 @@ function finished(
   context: RenderContext,
   listed = true,
 ) {
+  const from = [text, citations, listed, context.strings, context.locale, context.headingLevel];
+  const kept = views.get(owner)?.get(key);
+  if (kept && !(kept instanceof MarkdownView) && from.every((value, i) => value === kept.from[i])) return kept.nodes;
   const { parts, view } = markdown(owner, key, text, true, context, citations.length);
-  views.get(owner)?.delete(key);
-  return still(
+  const nodes = still(
     html`${parts}${listed && citations.length ? sources(key, citations, view.footnotes.order(), context) : nothing}`,
   );
+  views.get(owner)!.set(key, { from, nodes });
+  return nodes;
 }
 
 /** A reply, an article named by who wrote it. */

@@ -99,6 +99,10 @@ describe('<persona-chat>', () => {
     const rated = await feedback;
     expect(rated.value).to.equal('up');
     expect(rated.messageId).to.equal(message.messageId);
+    const helpful = reply.querySelector('[aria-label="Helpful"]')!;
+    await waitUntil(() => helpful.getAttribute('aria-pressed') === 'true', 'the thumb is drawn pressed');
+    // The reply's text and sources are not drawn again for its thumbs: the source the visitor opened stays open.
+    expect([source.isConnected, toggle.getAttribute('aria-expanded')]).to.deep.equal([true, 'true']);
     expect((await continues()).length).to.equal(1);
   });
 
