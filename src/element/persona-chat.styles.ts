@@ -125,7 +125,7 @@ export const styles = [
     flex-direction: column;
     gap: 12px;
     overscroll-behavior: contain;
-    /* It clips what it holds anyway; saying so lets a keystroke repaint without walking the messages. */
+    /* It clips what it holds anyway; saying so keeps its paint apart from the message box's, which a keystroke redraws. */
     contain: paint;
   }
   .comment {
