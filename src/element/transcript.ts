@@ -9,8 +9,8 @@
 
 const messages = '[role="article"]';
 const controls = 'a[href], button, input, textarea, select, [tabindex]';
-/** Where a control's own tabindex is kept while it is out of the Tab order ("" when it had none). */
-const kept = 'data-tabindex';
+/** The tabindex of each control out of the Tab order, as it had it before (null for none). */
+const kept = new WeakMap<Element, string | null>();
 
 const moves: Record<string, (at: number, last: number) => number> = {
   ArrowUp: at => at - 1,
@@ -103,13 +103,13 @@ export class Transcript {
 /** Puts a control in the Tab order (with the tabindex it had) or takes it out, keeping that tabindex. */
 function reach(control: Element, reachable: boolean) {
   if (reachable) {
-    const own = control.getAttribute(kept);
-    if (own === null) return;
-    if (own) control.setAttribute('tabindex', own);
-    else control.removeAttribute('tabindex');
-    control.removeAttribute(kept);
-  } else if (!control.hasAttribute(kept)) {
-    control.setAttribute(kept, control.getAttribute('tabindex') ?? '');
+    if (!kept.has(control)) return;
+    const own = kept.get(control)!;
+    kept.delete(control);
+    if (own === null) control.removeAttribute('tabindex');
+    else control.setAttribute('tabindex', own);
+  } else if (!kept.has(control)) {
+    kept.set(control, control.getAttribute('tabindex'));
     control.setAttribute('tabindex', '-1');
   }
 }
