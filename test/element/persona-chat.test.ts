@@ -127,6 +127,32 @@ describe('<persona-chat>', () => {
     expect(status!.textContent).to.equal('');
   });
 
+  it('lays out only what is in view of a long conversation, and opens it at its end', async () => {
+    // The stand-in model of /hostile-chat answers at once, so that 21 exchanges take a moment.
+    const long = html`<persona-chat
+      endpoint="/hostile-chat"
+      mode="inline"
+      storage="session"
+      style="display: block; height: 400px"
+    ></persona-chat>`;
+    const first = await chat(long);
+    for (let i = 1; i <= 21; i++) await first.el.send(`Question ${i}: do you rent tents?`);
+    first.el.remove();
+    const second = await chat(long);
+    await waitUntil(() => second.replies().length === 21, 'restored');
+    const list = second.root.querySelector<HTMLElement>('[part="messages"]')!;
+    const messages = [...second.root.querySelectorAll<HTMLElement>('.message')];
+    const laidOut = (message: HTMLElement) => message.checkVisibility({ contentVisibilityAuto: true });
+    await waitUntil(
+      () => laidOut(messages.at(-1)!) && list.scrollHeight - list.scrollTop - list.clientHeight < 2,
+      'the newest message is laid out, at the end of the list',
+    );
+    // 42 messages: the 20 oldest are one chunk, skipped while out of view; the 22 newest are drawn as they are.
+    expect(messages.map(laidOut).indexOf(true), 'the first message laid out').to.equal(20);
+    messages[0]!.scrollIntoView();
+    await waitUntil(() => laidOut(messages[0]!), 'the oldest message is laid out once in view');
+  });
+
   it('restores the conversation, messages and citations, after a reload', async () => {
     const first = await chat();
     await first.el.send('Do you rent tents?');
