@@ -2,6 +2,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { defineConfig } from 'vite';
 import type { Plugin } from 'vite';
+import { shortenProperties } from './build/properties.js';
 import { minifyTemplates } from './build/templates.js';
 
 /**
@@ -87,7 +88,7 @@ function minifyCss(): Plugin {
 export default defineConfig(({ mode }) => {
   const classic = mode === 'classic';
   return {
-    plugins: [minifyCss(), minifyTemplates(), sizeBudget(classic)],
+    plugins: [shortenProperties(), minifyCss(), minifyTemplates(), sizeBudget(classic)],
     build: {
       target: 'es2022',
       sourcemap: true,

@@ -1,0 +1,47 @@
+/**
+ * Shortens the element's private custom properties (`--_accent`, `--_launcher-size`) to a letter or two each
+ * (`--_a`): they are read in every rule of the stylesheets, and their names are for whoever reads the source. Only
+ * the private ones, which the launcher's `:host` rule defines, change: the public `--persona-chat-*` ones are the
+ * API. Every file of the element gets the same names, so the launcher and the chunks loaded later agree.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Plugin } from 'vite';
+
+/** A private custom property, as defined or used; its name is all the word characters and dashes after `--_`. */
+const property = /--_([\w-]+)/g;
+
+/** The short name of each private property defined in `sheet`, by its long one, in the order of their definitions. */
+export function shortNames(sheet: string): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const [, name] of sheet.matchAll(/--_([\w-]+)\s*:/g)) {
+    if (!names.has(name!)) names.set(name!, (names.size + 10).toString(36));
+  }
+  return names;
+}
+
+/** The code with each private property's short name; throws at one that is not defined, which would read as unset. */
+export function shorten(code: string, names: Map<string, string>): string {
+  return code.replace(property, (_, name: string) => {
+    const short = names.get(name);
+    if (!short) throw new Error(`--_${name} is used but not defined`);
+    return `--_${short}`;
+  });
+}
+
+export function shortenProperties(definitions = 'src/element/launcher.styles.ts'): Plugin {
+  let names = new Map<string, string>();
+  return {
+    name: 'persona-chat-shorten-properties',
+    async buildStart() {
+      names = shortNames(await readFile(definitions, 'utf8'));
+    },
+    transform(code, id) {
+      if (!/\/src\/element\/.*\.ts$/.test(id) || !code.includes('--_')) return undefined;
+      try {
+        return { code: shorten(code, names), map: null };
+      } catch (error) {
+        return this.error(`${id}: ${(error as Error).message}`);
+      }
+    },
+  };
+}
