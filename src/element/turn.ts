@@ -20,6 +20,7 @@ export const isAbort = (error: unknown) => error instanceof DOMException && erro
 
 export class TurnHandle {
   readonly abort = new AbortController();
+  readonly signal = this.abort.signal;
   /** Set once the message may have reached the backend: stopping the turn then tells the backend too. */
   sent = false;
   /** Set once the backend answered that it took the message. */
@@ -28,39 +29,29 @@ export class TurnHandle {
   restarting: Error | undefined;
   /** Resolves with the reply once the turn is done or stopped; rejects with the failure, or an AbortError. */
   readonly result: Promise<ReplyResult>;
-  #settle: { resolve(result: ReplyResult): void; reject(error: unknown): void } | undefined;
+  /** Set once the turn settled: a promise settles once, and later calls of `resolve` and `reject` change nothing. */
+  settled = false;
+  /** Settles the turn: with its reply, or with why it has none. */
+  resolve!: (result: ReplyResult) => void;
+  reject!: (error: unknown) => void;
 
   constructor(
     readonly id: string,
     readonly key: string,
     readonly text: string,
   ) {
-    this.result = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
+    const settling =
+      <T>(settle: (value: T) => void) =>
+      (value: T) => {
+        this.settled = true;
+        settle(value);
+      };
+    this.result = new Promise((resolve, reject) => {
+      this.resolve = settling(resolve);
+      this.reject = settling(reject);
+    });
     // A turn nobody awaits (one restored from the backend) must not report an unhandled rejection.
     this.result.catch(() => {});
-  }
-
-  get signal() {
-    return this.abort.signal;
-  }
-
-  get settled() {
-    return this.#settle === undefined;
-  }
-
-  /** Settles the turn, once; false when it already was. */
-  resolve(result: ReplyResult): boolean {
-    const settle = this.#settle;
-    this.#settle = undefined;
-    settle?.resolve(result);
-    return Boolean(settle);
-  }
-
-  reject(error: unknown): boolean {
-    const settle = this.#settle;
-    this.#settle = undefined;
-    settle?.reject(error);
-    return Boolean(settle);
   }
 }
 
