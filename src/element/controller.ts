@@ -145,9 +145,7 @@ export class ChatController implements ReactiveController {
 
   /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
   async #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
-    const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`, {
-      signal: AbortSignal.timeout(requestTimeoutMs),
-    });
+    const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`);
     if (generation !== this.#generation) return [];
     if (response.status === 404) {
       // A stale or foreign id: quietly start fresh.
@@ -207,17 +205,23 @@ export class ChatController implements ReactiveController {
 
   /**
    * A request to the backend with the session's token; on `token_expired` it gets a new token once and repeats
-   * the same request (same Idempotency-Key). Network failures become a `network_error`.
+   * the same request (same Idempotency-Key). Network failures become a `network_error`. A request without a signal
+   * of its own (all but the streams) times out after `requestTimeoutMs`.
    */
   #fetch = async (path: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = `${this.#base}${String(path)}`;
+    const signal = init.signal ?? AbortSignal.timeout(requestTimeoutMs);
     const send = async (token: string) => {
       const headers = Object.fromEntries(new Headers(init.headers));
       try {
-        return await this.#host.fetch(url, { ...init, headers: { ...headers, authorization: `Bearer ${token}` } });
+        return await this.#host.fetch(url, {
+          ...init,
+          signal,
+          headers: { ...headers, authorization: `Bearer ${token}` },
+        });
       } catch (error) {
         // A request given up on by its caller is an abort; one that timed out is a failure to reach the backend.
-        if (init.signal?.aborted && (init.signal.reason as Error | undefined)?.name !== 'TimeoutError') {
+        if (signal.aborted && (signal.reason as Error | undefined)?.name !== 'TimeoutError') {
           throw abortError();
         }
         throw networkError(error);
@@ -302,9 +306,7 @@ export class ChatController implements ReactiveController {
     const id = this.state.conversationId;
     if (!id) return;
     const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(handle.key)}/stop`;
-    void this.#fetch(path, { method: 'POST', keepalive: true, signal: AbortSignal.timeout(requestTimeoutMs) }).catch(
-      () => {},
-    );
+    void this.#fetch(path, { method: 'POST', keepalive: true }).catch(() => {});
   }
 
   /**
@@ -344,7 +346,7 @@ export class ChatController implements ReactiveController {
 
   /** A request of the conversation list's: answered, or thrown as the error the backend said. */
   async #manage(path: string, init: RequestInit = {}): Promise<Response> {
-    const response = await this.#fetch(path, { ...init, signal: AbortSignal.timeout(requestTimeoutMs) });
+    const response = await this.#fetch(path, init);
     if (!response.ok) throw await errorFromResponse(response);
     return response;
   }
@@ -461,7 +463,6 @@ export class ChatController implements ReactiveController {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(this.#host.metadata ? { metadata: this.#host.metadata } : {}),
-          signal: AbortSignal.timeout(requestTimeoutMs),
         });
         if (!response.ok) throw await errorFromResponse(response);
         const { id } = (await response.json()) as { id: string };
