@@ -58,8 +58,9 @@ function sizeBudget(classic: boolean): Plugin {
 /**
  * Minifies the element's stylesheet (a Lit css`` literal): comments go, and so does the whitespace around braces,
  * semicolons, commas and colons' values. Whitespace elsewhere (a descendant combinator before `:hover`, the
- * spaces of `calc()`) can mean something, so it is kept, only collapsed. Numbers lose a leading zero (`.5em`), and
- * attribute selectors the quotes around a value that is a plain name (`[theme=dark]`), as CSS reads them the same.
+ * spaces of `calc()`) can mean something, so it is kept, only collapsed. Numbers lose a leading zero (`.5em`),
+ * attribute selectors the quotes around a value that is a plain name (`[theme=dark]`), colours their longer spelling
+ * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same.
  */
 function minifyCss(): Plugin {
   return {
@@ -76,6 +77,9 @@ function minifyCss(): Plugin {
           .replace(/;}/g, '}')
           .replace(/([\s:,(])0\.(\d)/g, '$1.$2')
           .replace(/=(['"])([a-z][\w-]*)\1\]/gi, '=$2]')
+          .replace(/#([\da-f])\1([\da-f])\2([\da-f])\3\b/gi, '#$1$2$3')
+          .replace(/\btransparent\b/g, '#0000')
+          .replace(/\*::/g, '::')
           .trim();
         return `css\`${minified}\``;
       });
