@@ -2,16 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseAst } from 'rolldown/parseAst';
 import { shortNames, shorten } from '../build/properties.js';
-import { collapse, templateParts } from '../build/templates.js';
+import { minifyCode } from '../build/templates.js';
 
-/** What the build does to a module: each static part of its html templates collapsed. */
-function minified(code: string) {
-  let out = code;
-  for (const [start, end] of templateParts(parseAst(code) as never).sort((a, b) => b[0] - a[0])) {
-    out = out.slice(0, start) + collapse(out.slice(start, end)) + out.slice(end);
-  }
-  return out;
-}
+/** What the build does to a module: the static parts of its html templates minified. */
+const minified = (code: string) => minifyCode(code, parseAst(code) as never);
 
 describe('the build’s template minifier', () => {
   it('collapses the line breaks of html templates, nested ones included, and nothing else', () => {
@@ -32,7 +26,7 @@ describe('the build’s template minifier', () => {
         "const label = 'a\\n  b';",
         'const other = `x',
         '  y`;',
-        'const view = html`<div class="a"> ${open ? html`<span> ${label} </span>` : `keep',
+        'const view = html`<div class=a> ${open ? html`<span> ${label} </span>` : `keep',
         '   this`} </div>`;',
       ].join('\n'),
     );
@@ -41,6 +35,25 @@ describe('the build’s template minifier', () => {
   it('keeps text on one line as it is', () => {
     const code = 'const view = html`<p>a  b</p>${x}<i> c </i>`;';
     assert.equal(minified(code), code);
+  });
+
+  it('takes the quotes off plain attribute values, and the whitespace before the end of a tag', () => {
+    assert.equal(
+      minified('html`<button type="button" class="a b" data-x=\'y\' >x="y" </button><br /><i d="1"/>`'),
+      'html`<button type=button class="a b" data-x=y>x="y" </button><br /><i d="1"/>`',
+    );
+  });
+
+  it('follows tags and quoted values across the expressions of a template', () => {
+    assert.equal(
+      minified('html`<p class="a ${b} c" title="d" @click=${e} >"f" ${g} <input ?h=${i} />`'),
+      'html`<p class="a ${b} c" title=d @click=${e}>"f" ${g} <input ?h=${i} />`',
+    );
+  });
+
+  it('leaves comments as they are', () => {
+    const code = 'html`<!-- <a href="b" > --><c d="e">`';
+    assert.equal(minified(code), 'html`<!-- <a href="b" > --><c d=e>`');
   });
 });
 
