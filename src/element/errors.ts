@@ -21,20 +21,11 @@ export class PersonaChatError extends Error {
 
 /** The error a failed response stands for, from its envelope when it has one. Never shows raw server text. */
 export async function errorFromResponse(response: Response): Promise<PersonaChatError> {
-  let envelope: ErrorEnvelope | undefined;
-  try {
-    envelope = (await response.json()) as ErrorEnvelope;
-  } catch {
-    envelope = undefined;
-  }
-  const code = envelope?.error?.code ?? (response.status >= 500 ? 'upstream_error' : 'bad_response');
-  const retryable = envelope?.error?.retryable ?? (response.status >= 500 || response.status === 429);
-  return new PersonaChatError(
-    code,
-    `The chat backend answered ${response.status} (${code}).`,
-    retryable,
-    response.status,
-  );
+  const { status } = response;
+  const envelope = (await response.json().catch(() => undefined)) as ErrorEnvelope | undefined;
+  const code = envelope?.error?.code ?? (status >= 500 ? 'upstream_error' : 'bad_response');
+  const retryable = envelope?.error?.retryable ?? (status >= 500 || status === 429);
+  return new PersonaChatError(code, `The chat backend answered ${status} (${code}).`, retryable, status);
 }
 
 export const networkError = (cause: unknown) =>
