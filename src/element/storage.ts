@@ -77,12 +77,8 @@ export class ChatStorage {
   }
 
   #citations(): Record<string, Citation[]> {
-    try {
-      const parsed: unknown = JSON.parse(read(this.#store, this.#citationsKey) ?? '{}');
-      return parsed && typeof parsed === 'object' ? (parsed as Record<string, Citation[]>) : {};
-    } catch {
-      return {};
-    }
+    const parsed = json(this.#store, this.#citationsKey);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, Citation[]>) : {};
   }
 }
 
@@ -114,17 +110,12 @@ export class TabStorage {
 
   /** Messages sent but not yet accepted, oldest first, with the load of the page that sent them. */
   pending(): Pending[] {
-    try {
-      const parsed: unknown = JSON.parse(read(this.#store, `${this.#prefix}:pending`) ?? '[]');
-      return Array.isArray(parsed)
-        ? parsed.filter(
-            (p): p is Pending =>
-              typeof p?.key === 'string' && typeof p?.text === 'string' && typeof p?.page === 'string',
-          )
-        : [];
-    } catch {
-      return [];
-    }
+    const parsed = json(this.#store, `${this.#prefix}:pending`);
+    return Array.isArray(parsed)
+      ? parsed.filter(
+          (p): p is Pending => typeof p?.key === 'string' && typeof p?.text === 'string' && typeof p?.page === 'string',
+        )
+      : [];
   }
 
   addPending(key: string, text: string, page: string) {
@@ -151,6 +142,15 @@ interface Pending {
 function read(store: Store, key: string): string | null {
   try {
     return store.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+/** The value of a key as JSON; null when there is none, or it is not JSON. */
+function json(store: Store, key: string): unknown {
+  try {
+    return JSON.parse(read(store, key)!);
   } catch {
     return null;
   }
