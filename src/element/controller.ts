@@ -47,8 +47,11 @@ const followForMs = 30_000;
 /** How long a request that is not a stream (session, conversation, restore, stop) may take. */
 export const requestTimeoutMs = 20_000;
 
-/** Conversations being created, per stored conversation key: one per page, whatever the number of elements. */
-const creations = new Map<string, Promise<string>>();
+/**
+ * Conversations being created, per stored conversation key (one per page, whatever the number of elements), or per
+ * storage of its own for an element that keeps nothing.
+ */
+const creations = new Map<string | ChatStorage, Promise<string>>();
 
 const newKey = () => crypto.randomUUID();
 
@@ -70,7 +73,6 @@ export class ChatController implements ReactiveController {
   #tab: TabStorage | undefined;
   readonly #handles = new Map<string, TurnHandle>();
   #started: Promise<void> | undefined;
-  #creating: Promise<string> | undefined;
   #frame = 0;
   /** Bumped when the conversation is left (new conversation, removal): stale work sees it and stops. */
   #generation = 0;
@@ -469,14 +471,12 @@ export class ChatController implements ReactiveController {
         storage.conversationId = id;
         return id;
       });
-    let creating = storage.shared ? creations.get(storage.conversationKey) : this.#creating;
+    // Elements that share the stored conversation share its creation; one that keeps nothing has its own.
+    const key = storage.shared ? storage.conversationKey : storage;
+    let creating = creations.get(key);
     if (!creating) {
-      creating = create().finally(() => {
-        if (creations.get(storage.conversationKey) === creating) creations.delete(storage.conversationKey);
-        if (this.#creating === creating) this.#creating = undefined;
-      });
-      if (storage.shared) creations.set(storage.conversationKey, creating);
-      else this.#creating = creating;
+      creating = create().finally(() => creations.get(key) === creating && creations.delete(key));
+      creations.set(key, creating);
     }
     const id = await creating;
     if (generation === this.#generation && this.state.conversationId !== id) {
