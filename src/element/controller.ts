@@ -55,6 +55,9 @@ const creations = new Map<string | ChatStorage, Promise<string>>();
 
 const newKey = () => crypto.randomUUID();
 
+/** The path of a conversation, or of something in it: `/conversations/<id>/runs/<key>/stop`, each part encoded. */
+const conversationPath = (...parts: string[]) => `/conversations/${parts.map(encodeURIComponent).join('/')}`;
+
 export class ChatController implements ReactiveController {
   state: ChatState = initialState;
   /** A turn ended with a reply: done, or stopped with what it had. */
@@ -147,7 +150,7 @@ export class ChatController implements ReactiveController {
 
   /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
   async #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
-    const response = await this.#fetch(`/conversations/${encodeURIComponent(id)}`);
+    const response = await this.#fetch(conversationPath(id));
     if (generation !== this.#generation) return [];
     if (response.status === 404) {
       // A stale or foreign id: quietly start fresh.
@@ -307,8 +310,9 @@ export class ChatController implements ReactiveController {
   #tellStop(handle: TurnHandle) {
     const id = this.state.conversationId;
     if (!id) return;
-    const path = `/conversations/${encodeURIComponent(id)}/runs/${encodeURIComponent(handle.key)}/stop`;
-    void this.#fetch(path, { method: 'POST', keepalive: true }).catch(() => {});
+    void this.#fetch(conversationPath(id, 'runs', handle.key, 'stop'), { method: 'POST', keepalive: true }).catch(
+      () => {},
+    );
   }
 
   /**
@@ -336,8 +340,7 @@ export class ChatController implements ReactiveController {
   ) {
     if (conversationId === this.state.conversationId) this.#apply({ type: 'feedback', id, value });
     if (!keep || !messageId || !conversationId) return;
-    const path = `/conversations/${encodeURIComponent(conversationId)}/messages/${encodeURIComponent(messageId)}`;
-    await this.#manage(`${path}/feedback`, {
+    await this.#manage(conversationPath(conversationId, 'messages', messageId, 'feedback'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ score: value === 'up' ? 1 : -1, ...(comment ? { comment } : {}) }),
@@ -371,7 +374,7 @@ export class ChatController implements ReactiveController {
   }
 
   async renameConversation(id: string, name: string): Promise<void> {
-    await this.#manage(`/conversations/${encodeURIComponent(id)}`, {
+    await this.#manage(conversationPath(id), {
       method: 'PATCH',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name }),
@@ -380,7 +383,7 @@ export class ChatController implements ReactiveController {
 
   /** Deletes a conversation; the one shown gives way to a new one. */
   async deleteConversation(id: string): Promise<void> {
-    await this.#manage(`/conversations/${encodeURIComponent(id)}`, { method: 'DELETE' });
+    await this.#manage(conversationPath(id), { method: 'DELETE' });
     if (id === this.state.conversationId) this.newConversation();
   }
 
@@ -519,7 +522,7 @@ export class ChatController implements ReactiveController {
     let terminal: boolean;
     try {
       terminal = await readStream(
-        `/conversations/${encodeURIComponent(conversationId)}/messages`,
+        conversationPath(conversationId, 'messages'),
         {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'idempotency-key': handle.key },
@@ -548,7 +551,7 @@ export class ChatController implements ReactiveController {
    */
   async #follow(handle: TurnHandle, conversationId: string) {
     const { signal } = handle;
-    const path = `/conversations/${encodeURIComponent(conversationId)}/runs/${encodeURIComponent(handle.key)}/events`;
+    const path = conversationPath(conversationId, 'runs', handle.key, 'events');
     let pause = 250;
     let deadline = Date.now() + followForMs;
     for (;;) {
