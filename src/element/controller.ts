@@ -214,15 +214,15 @@ export class ChatController implements ReactiveController {
    * of its own (all but the streams) times out after `requestTimeoutMs`.
    */
   #fetch = async (path: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    const url = `${this.#base}${String(path)}`;
+    const url = `${this.#base}${path as string}`;
     const signal = init.signal ?? AbortSignal.timeout(requestTimeoutMs);
+    // Headers come as an object, from this controller and from fetch-event-source alike.
     const send = async (token: string) => {
-      const headers = Object.fromEntries(new Headers(init.headers));
       try {
         return await this.#host.fetch(url, {
           ...init,
           signal,
-          headers: { ...headers, authorization: `Bearer ${token}` },
+          headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
         });
       } catch (error) {
         // A request given up on by its caller is an abort; one that timed out is a failure to reach the backend.
