@@ -28,10 +28,9 @@ const chains = new Map<string, Promise<unknown>>();
 export function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
   const locks = (globalThis.navigator as Navigator | undefined)?.locks;
   if (locks?.request) return locks.request(name, work) as Promise<T>;
+  // The chain of a name stays (a settled promise), as the names are few: one per endpoint and conversation key.
   const run = (chains.get(name) ?? Promise.resolve()).then(work, work);
-  const tail = run.catch(() => {});
-  chains.set(name, tail);
-  void tail.then(() => chains.get(name) === tail && chains.delete(name));
+  chains.set(name, run.catch(() => {}));
   return run;
 }
 
