@@ -18,7 +18,6 @@ import {
   activeTurn,
   applyEvent,
   initialState,
-  isActive,
   isSettled,
   nextQueued,
   timeline,
@@ -278,7 +277,8 @@ export class ChatController implements ReactiveController {
     if (activeTurn(this.state)) return undefined;
     const last = timeline(this.state).findLast(entry => !('turn' in entry && entry.turn.status === TurnStatus.queued));
     const turn = last && 'turn' in last ? last.turn : undefined;
-    if (!turn || turn.status === TurnStatus.done || isActive(turn.status)) return undefined;
+    // Nothing runs, so the turn is not active either.
+    if (!turn || turn.status === TurnStatus.done) return undefined;
     return turn.status === TurnStatus.failed && turn.error?.retryable === false ? undefined : turn;
   }
 
@@ -288,7 +288,7 @@ export class ChatController implements ReactiveController {
     const unsent = this.#dropQueued();
     const handle = active && this.#handles.get(active.id);
     if (handle) {
-      handle.abort.abort(abortError('The reply was stopped.'));
+      handle.abort.abort();
       this.#handles.delete(handle.id);
       if (handle.sent) {
         this.#tellStop(handle);
@@ -406,7 +406,7 @@ export class ChatController implements ReactiveController {
     this.#generation++;
     const unsent = this.#dropQueued();
     for (const handle of this.#handles.values()) {
-      handle.abort.abort(abortError('The conversation was left.'));
+      handle.abort.abort();
       if (!handle.sent) {
         unsent.push(handle.text);
         this.tab.removePending(handle.key);
@@ -424,7 +424,7 @@ export class ChatController implements ReactiveController {
     for (const turn of queued) {
       const handle = this.#handles.get(turn.id);
       this.#handles.delete(turn.id);
-      handle?.abort.abort(abortError());
+      handle?.abort.abort();
       handle?.reject(abortError());
       this.tab.removePending(turn.key);
     }
