@@ -343,7 +343,7 @@ export class ChatController implements ReactiveController {
     await this.#manage(conversationPath(conversationId, 'messages', messageId, 'feedback'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ score: value === 'up' ? 1 : -1, ...(comment ? { comment } : {}) }),
+      body: JSON.stringify({ score: value === 'up' ? 1 : -1, comment: comment || undefined }),
       // It goes out even when the page is closing.
       keepalive: true,
     });
@@ -467,7 +467,8 @@ export class ChatController implements ReactiveController {
         const response = await this.#fetch('/conversations', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(this.#host.metadata ? { metadata: this.#host.metadata } : {}),
+          // JSON leaves out what is undefined.
+          body: JSON.stringify({ metadata: this.#host.metadata || undefined }),
         });
         if (!response.ok) throw await errorFromResponse(response);
         const { id } = (await response.json()) as { id: string };

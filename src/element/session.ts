@@ -30,7 +30,10 @@ export function withLock<T>(name: string, work: () => Promise<T>): Promise<T> {
   if (locks?.request) return locks.request(name, work) as Promise<T>;
   // The chain of a name stays (a settled promise), as the names are few: one per endpoint and conversation key.
   const run = (chains.get(name) ?? Promise.resolve()).then(work, work);
-  chains.set(name, run.catch(() => {}));
+  chains.set(
+    name,
+    run.catch(() => {}),
+  );
   return run;
 }
 
@@ -63,7 +66,7 @@ async function newSession(fetch: FetchLike, endpoint: string, personaId: string)
       method: 'POST',
       credentials: 'include',
       headers: { 'content-type': 'application/json', [csrfHeader]: '1' },
-      body: JSON.stringify(personaId ? { personaId } : {}),
+      body: JSON.stringify({ personaId: personaId || undefined }),
       // A stalled request would hold the lock every tab waits on.
       signal: AbortSignal.timeout(20_000),
     });
