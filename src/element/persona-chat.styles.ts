@@ -134,15 +134,13 @@ export const styles = [
     align-items: flex-end;
     margin-block-start: 6px;
   }
+  /* What the composer's textarea has, below, it has too: flex, font and colour. */
   .comment textarea {
-    flex: 1;
-    font: inherit;
     font-size: 0.9em;
     padding: 6px 8px;
     border: 1px solid var(--_border);
     border-radius: 8px;
     background: var(--_bg);
-    color: inherit;
     resize: vertical;
   }
   .thanks {
@@ -193,7 +191,6 @@ export const styles = [
   }
   .markdown.plain {
     white-space: pre-wrap;
-    overflow-wrap: anywhere;
   }
   .message > :first-child,
   .markdown > :first-child {
@@ -426,7 +423,6 @@ export const styles = [
     color: var(--_link);
     border-radius: 999px;
     padding: 6px 12px;
-    font: inherit;
     font-size: 0.9em;
     text-align: start;
   }
