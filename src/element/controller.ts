@@ -671,22 +671,19 @@ export class ChatController implements ReactiveController {
   }
 }
 
-/** Waits `ms`, or less when the browser comes back online; rejects with an AbortError when `signal` aborts. */
+/**
+ * Waits `ms`, or less when the browser comes back online; rejects with an AbortError when `signal` aborts (the
+ * pause itself then ends on its own, unseen).
+ */
 function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
+  const pause = new Promise<void>(resolve => {
     const done = () => {
       clearTimeout(timer);
       window.removeEventListener('online', done);
-      signal.removeEventListener('abort', aborted);
       resolve();
-    };
-    const aborted = () => {
-      done();
-      reject(abortError());
     };
     const timer = setTimeout(done, ms);
     window.addEventListener('online', done);
-    if (signal.aborted) aborted();
-    else signal.addEventListener('abort', aborted);
   });
+  return untilAborted(pause, signal);
 }
