@@ -563,7 +563,7 @@ export class ChatController implements ReactiveController {
           { method: 'GET', headers: before ? { 'last-event-id': before } : {} },
           this.#fetch,
           signal,
-          { open: () => {}, event: (name, data, id) => this.#event(handle, name, data, id) },
+          { event: (name, data, id) => this.#event(handle, name, data, id) },
         );
         if (terminal) return;
       } catch (error) {
@@ -653,11 +653,8 @@ export class ChatController implements ReactiveController {
       this.#apply({ type: 'removed', ids: [handle.id] });
       this.onUnsent(unsent);
     } else if (turn) {
-      this.#apply(
-        failure.code === 'interrupted'
-          ? { type: 'interrupted', id: handle.id, code: failure.code }
-          : { type: 'failed', id: handle.id, code: failure.code, retryable: failure.retryable },
-      );
+      const { code, retryable } = failure;
+      this.#apply({ type: code === 'interrupted' ? code : 'failed', id: handle.id, code, retryable });
     }
     this.#report(failure);
     handle.reject(failure);

@@ -12,7 +12,7 @@ import { abortError } from './turn.js';
 
 export interface StreamHandlers {
   /** The backend took the request: the stream is open. */
-  open(): void;
+  open?(): void;
   /** One event; returns true for the terminal one. */
   event(name: string, data: unknown, id: string | null): boolean;
 }
@@ -39,7 +39,7 @@ export async function readStream(
       fetch,
       onopen: async response => {
         if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
-          if (!signal.aborted) handlers.open();
+          if (!signal.aborted) handlers.open?.();
           return;
         }
         throw response.ok
