@@ -294,7 +294,7 @@ export class ChatController implements ReactiveController {
         this.#tellStop(handle);
         // A message the backend may never have received is asked afresh by Retry, under a key of its own: the
         // stop just sent is remembered for its old key.
-        this.#apply({ type: 'stopped', id: handle.id, ...(handle.accepted ? {} : { key: newKey() }) });
+        this.#apply({ type: 'stopped', id: handle.id, key: handle.accepted ? undefined : newKey() });
         this.#settled(handle, this.#turn(handle.id)!);
       } else {
         this.tab.removePending(handle.key);
@@ -424,7 +424,7 @@ export class ChatController implements ReactiveController {
     for (const turn of queued) {
       const handle = this.#handles.get(turn.id);
       this.#handles.delete(turn.id);
-      handle?.abort.abort();
+      // Nothing of a queued turn has started: there is nothing to abort.
       handle?.reject(abortError());
       this.tab.removePending(turn.key);
     }
