@@ -349,7 +349,7 @@ export class ChatController implements ReactiveController {
     });
   }
 
-  /** A request of the conversation list's: answered, or thrown as the error the backend said. */
+  /** A request that is not a stream: answered, or thrown as the error the backend said. */
   async #manage(path: string, init: RequestInit = {}): Promise<Response> {
     const response = await this.#fetch(path, init);
     if (!response.ok) throw await errorFromResponse(response);
@@ -464,13 +464,12 @@ export class ChatController implements ReactiveController {
       withLock(`persona-chat create ${storage.conversationKey}`, async () => {
         const existing = storage.shared ? storage.conversationId : null;
         if (existing) return existing;
-        const response = await this.#fetch('/conversations', {
+        const response = await this.#manage('/conversations', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           // JSON leaves out what is undefined.
           body: JSON.stringify({ metadata: this.#host.metadata || undefined }),
         });
-        if (!response.ok) throw await errorFromResponse(response);
         const { id } = (await response.json()) as { id: string };
         storage.conversationId = id;
         return id;
