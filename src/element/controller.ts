@@ -174,10 +174,7 @@ export class ChatController implements ReactiveController {
       const handle = new TurnHandle(turn.id, turn.key, turn.text);
       handle.sent = handle.accepted = true;
       this.#handles.set(turn.id, handle);
-      void this.#deliver(handle, detail.id, true).then(
-        () => {},
-        error => this.#failed(handle, error),
-      );
+      void this.#deliver(handle, detail.id, true).catch(error => this.#failed(handle, error));
     }
     return runs;
   }
