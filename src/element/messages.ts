@@ -62,12 +62,16 @@ function viewFor(owner: object, key: string, { strings, headingLevel }: RenderCo
   return view;
 }
 
+/** An icon: a path in a 24 × 24 box, drawn with the text's colour, hidden from screen readers. */
+export const icon = (path: string) =>
+  html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true"><path d=${path} /></svg>`;
+
 const thumb = (down: boolean) =>
-  html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
-    <path
-      d=${down ? 'M10 15v4a3 3 0 0 0 3 3l4-9V2H5.7a2 2 0 0 0-2 1.7l-1.4 9A2 2 0 0 0 4.3 15H10z' : 'M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9A2 2 0 0 0 19.7 9H14z'}
-    />
-  </svg>`;
+  icon(
+    down
+      ? 'M10 15v4a3 3 0 0 0 3 3l4-9V2H5.7a2 2 0 0 0-2 1.7l-1.4 9A2 2 0 0 0 4.3 15H10z'
+      : 'M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9A2 2 0 0 0 19.7 9H14z',
+  );
 
 const percents = new Map<string, Intl.NumberFormat>();
 

@@ -19,7 +19,7 @@ import { isRightToLeft, languageOf, localeOf } from './language.js';
 import { copyCode, heading } from './markdown.js';
 import { loadTable } from './locale.js';
 import type { HistoryList, HistoryView } from './history.js';
-import { forgetViews, renderHistoryItem, renderTurn, showSource } from './messages.js';
+import { forgetViews, icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { chatIconPath } from './launcher.styles.js';
 import { styles } from './persona-chat.styles.js';
@@ -31,18 +31,10 @@ import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
 import type { ConversationSummary } from '../protocol.js';
 
-const chatIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
-  <path d=${chatIconPath} />
-</svg>`;
-const closeIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
-  <path d="M6 6l12 12M18 6L6 18" />
-</svg>`;
-const historyIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
-  <path d="M4 6h16M4 12h16M4 18h10" />
-</svg>`;
-const newIcon = html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true">
-  <path d="M12 5v14M5 12h14" />
-</svg>`;
+const chatIcon = icon(chatIconPath);
+const closeIcon = icon('M6 6l12 12M18 6L6 18');
+const historyIcon = icon('M4 6h16M4 12h16M4 18h10');
+const newIcon = icon('M12 5v14M5 12h14');
 
 /** The `starters` attribute: a JSON array of strings, or strings separated by `|`. */
 function parseList(value: string | null): string[] {
