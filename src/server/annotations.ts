@@ -124,21 +124,28 @@ export function compactCitations(citations: Citation[], withPassages = true): Ci
   });
 }
 
+/** A reply's citations to keep, and when the reply ended. */
+export interface KeptCitations {
+  citations: Citation[];
+  timestamp: string;
+}
+
 /**
- * The metadata with a reply's citations kept, compacted and bounded. A reply whose sources would take more than half
- * the bound is kept without their passages.
+ * The metadata with the citations of some replies kept (by messageId), compacted and bounded. A reply whose sources
+ * would take more than half the bound is kept without their passages.
  */
 export function withCitations(
   metadata: Record<string, unknown> | undefined,
-  messageId: string,
-  citations: Citation[],
-  timestamp: string,
+  replies: Iterable<[messageId: string, kept: KeptCitations]>,
 ): Record<string, unknown> {
-  let entry = { timestamp, citations: compactCitations(citations) };
-  if (encoder.encode(JSON.stringify(entry)).byteLength > citationBounds.bytes / 2) {
-    entry = { timestamp, citations: compactCitations(citations, false) };
+  const entries = { ...ours(metadata, 'citations') };
+  for (const [messageId, { citations, timestamp }] of replies) {
+    let entry = { timestamp, citations: compactCitations(citations) };
+    if (encoder.encode(JSON.stringify(entry)).byteLength > citationBounds.bytes / 2) {
+      entry = { timestamp, citations: compactCitations(citations, false) };
+    }
+    entries[messageId] = entry;
   }
-  const entries = { ...ours(metadata, 'citations'), [messageId]: entry };
   return withMap(metadata, 'citations', newest(entries, citationBounds));
 }
 

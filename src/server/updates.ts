@@ -7,10 +7,16 @@
  * conversation afresh just before it writes. Two instances writing the same conversation at the same instant can
  * still lose one of the two writes. Background writes never fail or delay a reply: their failures are reported, and
  * only so many are under way at once.
+ *
+ * A reply's citations are not written the moment it ends but a little later, with those of the conversation's other
+ * replies that ended meanwhile: one read and one write of the conversation for all of them, out of the way of the
+ * replies being streamed. Until then the reply's run, kept for the replay window, lends them to whoever reads the
+ * conversation; `settled()` (which a drain awaits) writes them at once.
  */
 import type { Citation } from '../protocol.js';
 import type { ServiceClient } from '../service/client.js';
 import { withCitations } from './annotations.js';
+import type { KeptCitations } from './annotations.js';
 import { isDeleted } from './ownership.js';
 
 export interface UpdatesOptions {
@@ -24,6 +30,20 @@ export interface UpdatesOptions {
    * of replies does not bring as many writes to the service at the moment it is answering them. Default 16.
    */
   concurrentWrites?: number;
+  /**
+   * How long a reply's citations wait to be written, in ms, so that those of the conversation's replies that end
+   * meanwhile go in the same write. Default 2,000.
+   */
+  citationDelayMs?: number;
+}
+
+/** The citations of a conversation's replies that wait to be written, and the write they wait for. */
+interface Unkept {
+  replies: Map<string, KeptCitations>;
+  timer: ReturnType<typeof setTimeout>;
+  /** Settles once they are written, or failed to be. */
+  written: Promise<void>;
+  write(): void;
 }
 
 /** Longest name made from a message, in characters, before its "…". */
@@ -57,11 +77,15 @@ export class ConversationUpdates {
   /** Background writes under way, and those waiting for one of them to end, first come first. */
   #writing = 0;
   readonly #waiting: (() => void)[] = [];
+  /** Citations waiting to be written, by conversation. */
+  readonly #unkept = new Map<string, Unkept>();
+  readonly #citationDelayMs: number;
 
   constructor(options: UpdatesOptions) {
     this.#options = options;
     this.#capacity = options.capacity ?? 10_000;
     this.#concurrentWrites = options.concurrentWrites ?? 16;
+    this.#citationDelayMs = options.citationDelayMs ?? 2000;
   }
 
   /** Runs `update` once the conversation's earlier writes in this process have ended, whatever their outcome. */
@@ -104,8 +128,12 @@ export class ConversationUpdates {
     else this.#writing--;
   }
 
-  /** Resolves once the background writes started so far (and any they started) have ended. */
+  /**
+   * Writes the citations that wait at once, and resolves once the background writes started so far (and any they
+   * started) have ended.
+   */
   async settled(): Promise<void> {
+    for (const unkept of this.#unkept.values()) unkept.write();
     while (this.#pending.size) await Promise.all(this.#pending);
   }
 
@@ -128,14 +156,46 @@ export class ConversationUpdates {
     });
   }
 
-  /** Keeps a finished reply's citations in the conversation's metadata, in the background. */
+  /**
+   * Keeps a finished reply's citations in the conversation's metadata, in the background, within `citationDelayMs`
+   * together with those of the conversation's other replies that end meanwhile. Returns the write, which never
+   * rejects.
+   */
   keepCitations(conversationId: string, messageId: string, citations: Citation[]): Promise<void> {
+    const kept: KeptCitations = { citations, timestamp: new Date().toISOString() };
+    const waiting = this.#unkept.get(conversationId);
+    if (waiting) {
+      waiting.replies.set(messageId, kept);
+      return waiting.written;
+    }
+    const replies = new Map([[messageId, kept]]);
+    let written!: (work: Promise<void>) => void;
+    const unkept: Unkept = {
+      replies,
+      written: new Promise(resolve => (written = resolve)),
+      timer: setTimeout(() => unkept.write(), this.#citationDelayMs),
+      write: () => {
+        clearTimeout(unkept.timer);
+        if (this.#unkept.get(conversationId) !== unkept) return;
+        this.#unkept.delete(conversationId);
+        written(
+          this.background(conversationId, 'keeping the citations of a reply failed', () =>
+            this.#keep(conversationId, replies),
+          ),
+        );
+      },
+    };
+    // Waiting citations never hold a process open by themselves: a drain writes them.
+    (unkept.timer as { unref?: () => void }).unref?.();
+    this.#unkept.set(conversationId, unkept);
+    return unkept.written;
+  }
+
+  /** One read and one write of the conversation, for the citations of several of its replies. */
+  async #keep(conversationId: string, replies: Map<string, KeptCitations>) {
     const { service } = this.#options;
-    const timestamp = new Date().toISOString();
-    return this.background(conversationId, 'keeping the citations of a reply failed', async () => {
-      const conversation = await service.getConversation(conversationId);
-      if (isDeleted(conversation)) return;
-      await service.setMetadata(conversationId, withCitations(conversation.metadata, messageId, citations, timestamp));
-    });
+    const conversation = await service.getConversation(conversationId);
+    if (isDeleted(conversation)) return;
+    await service.setMetadata(conversationId, withCitations(conversation.metadata, replies));
   }
 }

@@ -10,7 +10,7 @@ import {
   withCitations,
   withFeedback,
 } from '../../src/server/annotations.js';
-import type { StoredFeedback } from '../../src/server/annotations.js';
+import type { KeptCitations, StoredFeedback } from '../../src/server/annotations.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
 const thumbs = (second: number, comments?: string): StoredFeedback => ({
@@ -119,12 +119,19 @@ describe('citations in metadata', () => {
 
   it('keeps the newest 50 replies’ citations within 48 KiB, and a huge one without its passages', () => {
     let metadata: Record<string, unknown> = { client: { page: '/' } };
-    for (let i = 0; i < 60; i++) metadata = withCitations(metadata, `m${i}`, cited(2), at(i));
+    for (let i = 0; i < 55; i++)
+      metadata = withCitations(metadata, [[`m${i}`, { citations: cited(2), timestamp: at(i) }]]);
+    // Several replies at once, as a delayed write keeps them.
+    const later = Array.from({ length: 5 }, (_, i): [string, KeptCitations] => [
+      `m${55 + i}`,
+      { citations: cited(2), timestamp: at(55 + i) },
+    ]);
+    metadata = withCitations(metadata, later);
     let kept = citationsOf(metadata);
     assert.equal(kept.size, citationBounds.entries);
     assert.ok(!kept.has('m9') && kept.has('m10') && kept.has('m59'), 'the oldest went first');
     const huge = Array.from({ length: 50 }, () => cited(5, 400)[0]!);
-    metadata = withCitations(metadata, 'huge', huge, at(100));
+    metadata = withCitations(metadata, [['huge', { citations: huge, timestamp: at(100) }]]);
     kept = citationsOf(metadata);
     assert.equal(kept.get('huge')!.length, 50, 'every source, in its place');
     assert.ok(

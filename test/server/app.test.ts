@@ -465,7 +465,7 @@ describe('backend', () => {
 
   describe('conversations', () => {
     it('creates, lists, reads and updates a conversation, showing only what the browser needs', async () => {
-      const { session, api, send, emulator } = setup();
+      const { session, api, send, emulator, backend } = setup();
       const { token } = await session();
       const created = await api('POST', '/conversations', token, {
         body: { metadata: { page: '/tents', lang: 'en' } },
@@ -508,6 +508,8 @@ describe('backend', () => {
       });
       emulator.store.get(summary.id)!.metadata!.site = { plan: 'gold' };
       await api('PATCH', `/conversations/${summary.id}`, token, { body: { metadata: { page: '/faq' } } });
+      // The reply's citations are written a moment after it ends, or at once when the backend drains.
+      await backend.drain(0);
       const { site, client, ...ours } = emulator.store.get(summary.id)!.metadata!;
       assert.deepEqual({ site, client }, { site: { plan: 'gold' }, client: { page: '/faq' } }, 'other namespaces stay');
       assert.deepEqual(Object.keys(ours), ['personaChat'], 'beside the citations the backend keeps');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { citationsOf } from '../../src/server/annotations.js';
 import { ConversationUpdates, nameFrom } from '../../src/server/updates.js';
 
 describe('nameFrom', () => {
@@ -98,5 +99,60 @@ describe('ConversationUpdates', () => {
     await updates.settled();
     assert.equal(most, 2, 'never more than two at once');
     assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e'], 'all of them, first come first');
+  });
+
+  it('keeps the citations of a conversation’s replies that end close together in one read and one write', async () => {
+    const reads: string[] = [];
+    const written = new Map<string, Record<string, unknown>>();
+    const updates = new ConversationUpdates({
+      service: {
+        getConversation: async id => {
+          reads.push(id);
+          return { conversationId: id, metadata: { client: { page: '/' } } };
+        },
+        setConversationName: writes.setConversationName,
+        setMetadata: async (id, metadata) => {
+          written.set(id, metadata);
+          return { conversationId: id, metadata };
+        },
+      },
+      onError: error => assert.fail(String(error)),
+      // Only settling writes them here.
+      citationDelayMs: 60_000,
+    });
+    const cited = (name: string) => [{ documentId: name, sourceName: name }];
+    const first = updates.keepCitations('c', 'm1', cited('returns'));
+    const second = updates.keepCitations('c', 'm2', cited('shipping'));
+    void updates.keepCitations('d', 'm3', cited('rentals'));
+    assert.equal(first, second, 'one write for both replies of the conversation');
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    assert.deepEqual(reads, [], 'nothing written while they wait');
+    await updates.settled();
+    assert.deepEqual(reads.sort(), ['c', 'd'], 'one read per conversation');
+    assert.deepEqual(Object.fromEntries(citationsOf(written.get('c'))), {
+      m1: cited('returns'),
+      m2: cited('shipping'),
+    });
+    assert.deepEqual([...citationsOf(written.get('d'))], [['m3', cited('rentals')]]);
+    assert.deepEqual(written.get('c')!.client, { page: '/' }, 'the other keys stay');
+    void updates.keepCitations('c', 'm4', cited('membership'));
+    await updates.settled();
+    assert.deepEqual(reads.sort(), ['c', 'c', 'd'], 'a reply that ends later is written afresh');
+    assert.equal(citationsOf(written.get('c')).size, 1, 'onto the metadata as read');
+  });
+
+  it('writes waiting citations by itself once their delay is over', async () => {
+    let metadata: Record<string, unknown> | undefined;
+    const updates = new ConversationUpdates({
+      service: {
+        getConversation: async id => ({ conversationId: id }),
+        setConversationName: writes.setConversationName,
+        setMetadata: async (id, value) => ((metadata = value), { conversationId: id }),
+      },
+      onError: error => assert.fail(String(error)),
+      citationDelayMs: 1,
+    });
+    await updates.keepCitations('c', 'm1', [{ documentId: 'returns' }]);
+    assert.deepEqual([...citationsOf(metadata).keys()], ['m1']);
   });
 });
