@@ -12,7 +12,7 @@ import { defaultLimits, envOfFlag, limitFlags, timeoutFlags } from './config.js'
 import type { BackendConfig, Limits } from './config.js';
 import type { Timeouts } from '../service/client.js';
 import { defaultTimeouts } from '../service/client.js';
-import { serveBackend } from './node.js';
+import { defaultBacklog, serveBackend } from './node.js';
 
 /** What each limit is, for --help (the README's backend section says more). */
 const limitHelp: Record<keyof Limits, string> = {
@@ -91,6 +91,8 @@ Options:
                              picks a free one)
   --host <address>           address to listen on (default 127.0.0.1; 0.0.0.0 for every
                              interface, e.g. in a container)
+  --backlog <n>              connections that may wait to be accepted (default ${defaultBacklog}; the
+                             kernel lowers it to its net.core.somaxconn)
   -h, --help                 show this help
 
 ${limitsHelp}
@@ -120,6 +122,7 @@ const flags = {
   'lease-seconds': { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  backlog: { type: 'string' },
   ...Object.fromEntries(
     [...Object.values(limitFlags), ...Object.values(timeoutFlags), 'ping-interval-ms'].map(flag => [
       flag,
@@ -202,6 +205,7 @@ async function main() {
   // PORT is what hosting platforms set; PERSONA_CHAT_PORT (or --port) wins over it.
   const port = number('port', process.env.PORT) ?? 3000;
   if (port > 65535) fail('--port must be a port number from 0 to 65535');
+  const backlog = number('backlog');
   const drainMs = (number('drain-seconds') ?? 25) * 1000;
   const redisUrl = one('redis-url');
   if (redisUrl !== undefined && !/^rediss?:\/\/[^\s]+$/.test(redisUrl)) {
@@ -220,7 +224,7 @@ async function main() {
   }
   let running;
   try {
-    running = await serveBackend(backend, { port, host: one('host') });
+    running = await serveBackend(backend, { port, host: one('host'), backlog });
   } catch (error) {
     fail(`could not start: ${(error as Error).message}`);
   }

@@ -228,14 +228,15 @@ describe('backend over real sockets', () => {
   });
 });
 
+/** The backlog of the socket listening on `port`, as the kernel reports it (Linux, with iproute2's ss). */
+function backlogOf(port: number): number | undefined {
+  const listed = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+  if (listed.status !== 0) return undefined;
+  const [, , sendQ] = listed.stdout.trim().split(/\s+/);
+  return Number(sendQ);
+}
+
 describe('listening', () => {
-  /** The backlog of the socket listening on `port`, as the kernel reports it (Linux, with iproute2's ss). */
-  function backlogOf(port: number): number | undefined {
-    const listed = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
-    if (listed.status !== 0) return undefined;
-    const [, , sendQ] = listed.stdout.trim().split(/\s+/);
-    return Number(sendQ);
-  }
   const somaxconn = async () =>
     Number((await readFile('/proc/sys/net/core/somaxconn', 'utf8').catch(() => '4096')).trim());
   const backend = () =>
@@ -547,6 +548,20 @@ describe('persona-chat-server CLI', () => {
     }
   });
 
+  it('listens with the backlog given by flag or environment variable', async t => {
+    const byFlag = await startCli(['--backlog', '7'], { PERSONA_CHAT_PORT: '0' });
+    const byEnv = await startCli([], { PERSONA_CHAT_PORT: '0', PERSONA_CHAT_BACKLOG: '9' });
+    try {
+      const seen = backlogOf(Number(new URL(byFlag.url).port));
+      if (seen === undefined) return t.skip('ss is not available to read the backlog');
+      assert.equal(seen, 7, 'the flag');
+      assert.equal(backlogOf(Number(new URL(byEnv.url).port)), 9, 'the environment variable');
+    } finally {
+      byFlag.child.kill('SIGKILL');
+      byEnv.child.kill('SIGKILL');
+    }
+  });
+
   it('documents every flag in --help', () => {
     const { stdout, status } = run(['--help']);
     assert.equal(status, 0);
@@ -571,6 +586,7 @@ describe('persona-chat-server CLI', () => {
       'drain-seconds',
       'port',
       'host',
+      'backlog',
       ...Object.values(limitFlags),
       ...Object.values(timeoutFlags),
       'ping-interval-ms',
