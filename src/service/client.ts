@@ -2,7 +2,8 @@
  * @module
  * A typed client for the whole Conversation Service interface. Web-standard (`fetch`, streams, AbortSignal), so
  * it runs on Node, Workers, Deno, Bun and in browsers; only the HTTP/2 delivery needs Node, and it loads
- * node:http2 lazily, on first use, unless an HTTP/2 fetch is given.
+ * node:http2 lazily, on first use, unless an HTTP/2 fetch is given. On Node itself, with no transport given, it
+ * loads a leaner one over node:http the same way (see `node-fetch.ts`).
  *
  * @example
  * ```ts
@@ -15,6 +16,7 @@
  */
 import { normalizeCitations } from '../citations.js';
 import { ServiceError, codeForStatus, redact } from './errors.js';
+import type { NodeFetch } from './node-fetch.js';
 import { readNdjsonStream, readSseStream } from './stream.js';
 import type { ChatResponse, Conversation, ListResponse, StreamChunk } from './types.js';
 
@@ -45,7 +47,10 @@ export interface ServiceClientOptions {
   apiKeyHeader?: string;
   /** Which continue paths to use. `auto` (default) tries form B, falls back to form A on 404/405 and remembers. */
   routes?: RouteForm | 'auto';
-  /** The transport for everything but the HTTP/2 delivery. Default `globalThis.fetch`. */
+  /**
+   * The transport for everything but the HTTP/2 delivery. Default: on Node, one over node:http(s) with kept-alive
+   * connections, made on first use; elsewhere `globalThis.fetch`.
+   */
   fetch?: FetchLike;
   /** Where the HTTP/2 listener is, when it differs from `baseUrl`. */
   http2BaseUrl?: string;
@@ -86,6 +91,8 @@ export class ServiceClient {
   readonly #apiKey: string;
   readonly #apiKeyHeader: string;
   readonly #fetch: FetchLike;
+  /** The Node transport this client made, to close with it. */
+  #ownNodeFetch: Promise<NodeFetch | undefined> | undefined;
   readonly #timeouts: Timeouts;
   #http2Fetch: FetchLike | undefined;
   #ownsHttp2 = false;
@@ -104,7 +111,7 @@ export class ServiceClient {
     this.#apiKey = options.apiKey;
     this.#apiKeyHeader = options.apiKeyHeader ?? 'x-svc-api-key';
     this.#form = routes === 'auto' ? undefined : routes;
-    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#fetch = options.fetch ?? (onNode() ? this.#nodeFetch() : (input, init) => globalThis.fetch(input, init));
     this.#http2Fetch = options.http2Fetch;
     this.#timeouts = { ...defaultTimeouts, ...options.timeouts };
   }
@@ -233,9 +240,10 @@ export class ServiceClient {
     return this.#manage(conversationId, 'set-conversation-status', { conversationStatus }, options);
   }
 
-  /** Closes the HTTP/2 sessions this client opened. */
+  /** Closes the HTTP/2 sessions and the kept-alive connections this client opened. */
   close() {
     if (this.#ownsHttp2) (this.#http2Fetch as { close?: () => void } | undefined)?.close?.();
+    void this.#ownNodeFetch?.then(transport => transport?.close());
   }
 
   // Internals
@@ -335,6 +343,19 @@ export class ServiceClient {
       this.#form = 'continue';
       return started;
     }
+  }
+
+  /**
+   * The Node transport, loaded on the first call; the runtime's fetch where it cannot be loaded (a bundle for
+   * another runtime that claims to be Node).
+   */
+  #nodeFetch(): FetchLike {
+    const load = () =>
+      (this.#ownNodeFetch ??= import('./node-fetch.js').then(
+        module => module.createNodeFetch(),
+        () => undefined,
+      ));
+    return async (input, init) => ((await load()) ?? globalThis.fetch)(input, init);
   }
 
   async #http2(): Promise<FetchLike> {
@@ -503,6 +524,20 @@ function badResponse(response: Response, message: string): ServiceError {
 
 /** Why a call's request is ended once the call is over: one value for all, as nothing reads it but fetch. */
 const callOver = new DOMException('The call is over.', 'AbortError');
+
+/**
+ * Whether this is Node itself: Bun and Deno say they are Node too, but their node:http is made over their own fetch,
+ * and Workers' may be missing.
+ */
+function onNode(): boolean {
+  const runtime = globalThis as { process?: { versions?: { node?: unknown } }; navigator?: { userAgent?: unknown } };
+  return (
+    typeof runtime.process?.versions?.node === 'string' &&
+    !('Bun' in globalThis) &&
+    !('Deno' in globalThis) &&
+    runtime.navigator?.userAgent !== 'Cloudflare-Workers'
+  );
+}
 
 /** A timer that does not hold a Node process open by itself (other runtimes have no such notion). */
 function unref<T>(timer: T): T {

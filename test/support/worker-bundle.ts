@@ -1,14 +1,17 @@
 /**
  * @module
  * Bundles an entry as a Workers build would (esbuild, the neutral platform, the `workerd` / `worker` / `browser`
- * conditions, minified), with node:http2 the only Node module left out of the bundle: any other Node import fails
- * the build, as it would fail on Workers, Deno or Bun without Node compatibility. Used by a test and by the bench.
+ * conditions, minified), with node:http2, node:http and node:https the only Node modules left out of the bundle: any
+ * other Node import fails the build, as it would fail on Workers, Deno or Bun without Node compatibility. Used by a test and by the bench.
  */
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
-/** Node modules the backend and the client may import, dynamically and only when a setting asks for them. */
-export const optionalNodeModules = ['node:http2'];
+/**
+ * Node modules the backend and the client may import, dynamically and only when a setting asks for them (HTTP/2
+ * delivery) or on Node itself (the transport over node:http).
+ */
+export const optionalNodeModules = ['node:http2', 'node:http', 'node:https'];
 
 /**
  * What the README's Worker example may weigh, bundled: measured at 130 KiB minified and 46 KiB gzip (zod/mini 22 KiB,
