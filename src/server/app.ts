@@ -189,6 +189,11 @@ function assembleBackend(config: BackendConfig): Assembled {
   // Before the request log: probes every few seconds would drown the lines that matter.
   app.route('/', healthRoutes(parts));
   app.use('*', requestId(), requestLog({ log }));
+  // Around the CORS middleware, which says Vary: Origin on its own routes: every other answer says it once too.
+  app.use('*', async function varyOrigin(c, next) {
+    await next();
+    if (!c.res.headers.get('vary')?.includes('Origin')) c.res.headers.append('Vary', 'Origin');
+  });
   const allowOrigin = (origin: string) => (parts.allowsOrigin(origin) ? origin : null);
   app.use(
     '/session',
@@ -210,10 +215,6 @@ function assembleBackend(config: BackendConfig): Assembled {
       maxAge: 600,
     }),
   );
-  app.use('*', async function varyOrigin(c, next) {
-    await next();
-    if (!c.res.headers.get('vary')?.includes('Origin')) c.res.headers.append('Vary', 'Origin');
-  });
   const tooLarge = () => {
     // The body is refused unread, and a client may stop sending it once it has the answer: the connection cannot
     // carry another request, so it closes after this one rather than being reused and cut under the next.
