@@ -182,51 +182,68 @@ export interface ReadOptions {
   signal?: AbortSignal;
 }
 
-/** The body's bytes, with first-byte and idle timeouts that cancel the body and throw a ServiceError. */
+/**
+ * The body's bytes, with first-byte and idle timeouts that cancel the body and throw a ServiceError. A reply comes in
+ * many small reads, so a read costs no timer, promise or listener of its own: one abort listener serves the whole
+ * body, and one timer at a time watches the read under way (a timer that fires early, its read having ended since,
+ * waits on for the rest of the current read's time). A timeout or an abort cancels the body, which ends the read
+ * under way, and is thrown in its place.
+ */
 export async function* readBody(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+  const { signal } = options;
   const reader = body.getReader();
+  let failure: unknown;
+  const fail = (error: unknown) => {
+    failure ??= error;
+    reader.cancel(failure).catch(() => {});
+  };
+  const onAbort = () => fail(signal?.reason ?? new DOMException('Aborted', 'AbortError'));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  /** When the read under way must have ended (epoch ms), with its limit and code; 0 between reads. */
+  let deadline = 0;
+  let limit = 0;
+  let code = '';
+  /** The timer, and when it fires. */
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let firesAt = 0;
+  const watch = (at: number) => {
+    clearTimeout(timer);
+    firesAt = at;
+    timer = setTimeout(check, Math.max(0, at - Date.now()));
+  };
+  const check = () => {
+    timer = undefined;
+    if (!deadline) return;
+    if (deadline > Date.now()) return watch(deadline);
+    fail(
+      new ServiceError({ status: 0, code, message: `No data from the service within ${limit} ms.`, retryable: true }),
+    );
+  };
   let first = true;
   try {
     for (;;) {
-      options.signal?.throwIfAborted();
-      const limit = first ? options.firstByteMs : options.idleMs;
-      const result = await withTimeout(
-        reader.read(),
-        limit,
-        first ? 'first_byte_timeout' : 'idle_timeout',
-        options.signal,
-      );
+      signal?.throwIfAborted();
+      if (failure) throw failure;
+      const ms = (first ? options.firstByteMs : options.idleMs) ?? 0;
+      if (ms > 0) {
+        deadline = Date.now() + ms;
+        limit = ms;
+        code = first ? 'first_byte_timeout' : 'idle_timeout';
+        if (!timer || firesAt > deadline) watch(deadline);
+      }
+      const result = await reader.read();
+      deadline = 0;
+      if (failure) throw failure;
       if (result.done) return;
       first = false;
       yield result.value;
     }
   } finally {
+    deadline = 0;
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
     reader.cancel().catch(() => {});
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number | undefined, code: string, signal?: AbortSignal): Promise<T> {
-  if (!ms && !signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const timer = ms
-      ? setTimeout(() => {
-          reject(
-            new ServiceError({
-              status: 0,
-              code,
-              message: `No data from the service within ${ms} ms.`,
-              retryable: true,
-            }),
-          );
-        }, ms)
-      : undefined;
-    const onAbort = () => reject(signal?.reason ?? new DOMException('Aborted', 'AbortError'));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    });
-  });
 }
 
 /** Reads a Server-Sent Events body into normalized chunks, ending with exactly one `done`. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { ServiceError } from '../../src/service/errors.js';
-import { readNdjsonStream, readSseStream } from '../../src/service/stream.js';
+import { readBody, readNdjsonStream, readSseStream } from '../../src/service/stream.js';
 import type { StreamChunk } from '../../src/service/types.js';
 import { collect, textOf } from '../support/service.js';
 
@@ -121,6 +121,31 @@ describe('readSseStream', () => {
   it('times out when no byte arrives in time', async () => {
     const silent = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
     await assert.rejects(collect(readSseStream(silent, { firstByteMs: 30 })), { code: 'first_byte_timeout' });
+  });
+
+  it('times a pause after the first bytes by the idle limit, and never the time the reader takes', async () => {
+    const event = new TextEncoder().encode(`data: ${JSON.stringify({ content: 'Hi' })}\n\n`);
+    let sent = 0;
+    const stalls = new ReadableStream<Uint8Array>({
+      pull: controller => (sent++ ? new Promise(() => {}) : controller.enqueue(event)),
+    });
+    await assert.rejects(collect(readBody(stalls, { firstByteMs: 60_000, idleMs: 30 })), { code: 'idle_timeout' });
+    const steady = bodyOf(new TextEncoder().encode('one two three'), 4);
+    const pieces: Uint8Array[] = [];
+    for await (const piece of readBody(steady, { firstByteMs: 30, idleMs: 30 })) {
+      pieces.push(piece);
+      // A slow reader: longer than either limit between its reads.
+      await new Promise(resolve => setTimeout(resolve, 60));
+    }
+    assert.equal(pieces.length, 4, 'every piece, no timeout');
+  });
+
+  it('ends the read under way with the signal’s reason', async () => {
+    const controller = new AbortController();
+    const silent = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
+    const reading = collect(readBody(silent, { firstByteMs: 60_000, signal: controller.signal }));
+    controller.abort(new Error('the call is over'));
+    await assert.rejects(reading, /the call is over/);
   });
 });
 
