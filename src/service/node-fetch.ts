@@ -96,7 +96,7 @@ function isPlainHeaders(headers: HeadersInit | undefined): boolean {
 }
 
 /**
- * A response's body as a web stream, read as its consumer asks for it: the socket is paused while a chunk waits to
+ * A response's body as a web stream, read as its consumer asks for it: the socket is paused while a piece waits to
  * be read. A body that the connection ends before its end errors the stream, with the signal's reason when the
  * caller aborted (as fetch does).
  */
@@ -109,13 +109,24 @@ function bodyOf(incoming: Http.IncomingMessage, signal: AbortSignal | undefined)
         open = false;
         controller.error(signal?.aborted ? signal.reason : error);
       };
+      // The pieces of one read of the socket go on as one: a streamed reply comes as many small HTTP chunks, each a
+      // 'data' event of its own, and every piece handed on costs its reader a step through its pipeline.
+      let waiting: Buffer[] = [];
+      const handOn = () => {
+        if (!open || !waiting.length) return;
+        const piece = waiting.length === 1 ? waiting[0]! : Buffer.concat(waiting);
+        waiting = [];
+        controller.enqueue(new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
+        if ((controller.desiredSize ?? 1) <= 0) incoming.pause();
+      };
       incoming.on('data', (chunk: Buffer) => {
         if (!open) return;
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-        if ((controller.desiredSize ?? 1) <= 0) incoming.pause();
+        if (!waiting.length) queueMicrotask(handOn);
+        waiting.push(chunk);
       });
       incoming.on('end', () => {
         if (!open) return;
+        handOn();
         open = false;
         controller.close();
       });

@@ -37,6 +37,14 @@ describe('the Node transport', () => {
       res.write('data: one\n\n');
       release = () => res.end('data: two\n\n');
     },
+    '/pieces': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Three HTTP chunks in one write of the socket.
+      res.socket!.cork();
+      for (const word of ['One ', 'two ', 'three.']) res.write(word);
+      res.socket!.uncork();
+      release = () => res.end();
+    },
     '/hang': (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('part');
@@ -92,6 +100,14 @@ describe('the Node transport', () => {
     let rest = '';
     for (let next = await reader.read(); !next.done; next = await reader.read()) rest += decoder.decode(next.value);
     assert.equal(rest, 'data: two\n\n');
+  });
+
+  it('hands on the pieces that came in one read as one', async () => {
+    const res = await nodeFetch(`${site.url()}/pieces`);
+    const reader = res.body!.getReader();
+    assert.equal(new TextDecoder().decode((await reader.read()).value), 'One two three.');
+    release();
+    assert.equal((await reader.read()).done, true);
   });
 
   it('ends the body with the signal’s reason when the caller aborts, and rejects when aborted before', async () => {
