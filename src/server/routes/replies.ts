@@ -19,6 +19,12 @@ import { parseEventId } from '../store.js';
 import { conversationId } from './conversations.js';
 
 const keyPattern = /^[A-Za-z0-9_.:-]{8,128}$/;
+
+/**
+ * Why a stream's reading of its run ends (its last event sent, or its browser gone): one value for all, as nothing
+ * reads it, rather than an exception with its stack for every stream.
+ */
+const streamEnded = new DOMException('The stream has ended.', 'AbortError');
 const keyRule = '8 to 128 letters, digits, _ . : or -';
 
 export function replyRoutes(parts: Parts) {
@@ -100,7 +106,7 @@ export function replyRoutes(parts: Parts) {
     let timer: ReturnType<typeof setInterval> | undefined;
     const end = (outcome: LogLine['outcome']) => {
       clearInterval(timer);
-      reader.abort();
+      reader.abort(streamEnded);
       settle(outcome);
     };
     const meta: StreamEvents['meta'] = {
