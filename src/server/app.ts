@@ -7,7 +7,6 @@
  */
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { cors } from 'hono/cors';
 import { requestId } from 'hono/request-id';
 import { csrfHeader } from '../protocol.js';
 import { ServiceClient } from '../service/client.js';
@@ -19,6 +18,7 @@ import type { Env, Parts } from './context.js';
 import { HttpError, errorHandlers, notFound } from './errors.js';
 import { Limiter } from './limits.js';
 import { bearerToken } from './middleware/bearer-token.js';
+import { cors } from './middleware/cors.js';
 import { requestLog } from './middleware/request-log.js';
 import { refusalNotes } from './origins.js';
 import { Ownership } from './ownership.js';
@@ -194,11 +194,10 @@ function assembleBackend(config: BackendConfig): Assembled {
     await next();
     if (!c.res.headers.get('vary')?.includes('Origin')) c.res.headers.append('Vary', 'Origin');
   });
-  const allowOrigin = (origin: string) => (parts.allowsOrigin(origin) ? origin : null);
   app.use(
     '/session',
     cors({
-      origin: allowOrigin,
+      allowOrigin: parts.allowsOrigin,
       credentials: true,
       allowMethods: ['POST'],
       allowHeaders: ['Content-Type', csrfHeader],
@@ -208,7 +207,7 @@ function assembleBackend(config: BackendConfig): Assembled {
   app.use(
     '/conversations/*',
     cors({
-      origin: allowOrigin,
+      allowOrigin: parts.allowsOrigin,
       allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
       allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept', 'Last-Event-ID'],
       exposeHeaders: ['Retry-After', 'X-Request-Id'],

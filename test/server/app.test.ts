@@ -650,6 +650,9 @@ describe('backend', () => {
           'bearer routes never allow credentials',
         );
         assert.match(res.headers.get('access-control-allow-headers')!, /Idempotency-Key/i);
+        assert.equal(res.headers.get('access-control-allow-methods'), 'GET,POST,PATCH,DELETE');
+        assert.equal(res.headers.get('access-control-max-age'), '600');
+        assert.equal(res.status, 204);
         assert.match(res.headers.get('vary')!, /Origin/);
       }
       const { token } = await session();
@@ -657,6 +660,11 @@ describe('backend', () => {
       assert.equal(list.headers.get('access-control-allow-origin'), siteOrigin);
       assert.equal(list.headers.get('access-control-allow-credentials'), null);
       assert.deepEqual(list.headers.get('vary')!.split(/,\s*/), ['Origin'], 'said once');
+      assert.equal(
+        list.headers.get('access-control-expose-headers'),
+        'Retry-After,X-Request-Id',
+        'readable by the page',
+      );
       const denied = await api('GET', '/conversations', 'bad', { headers: { origin: siteOrigin } });
       assert.equal(denied.status, 401);
       assert.equal(

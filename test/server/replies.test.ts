@@ -60,6 +60,8 @@ describe('backend replies', () => {
     assert.equal(res.headers.get('cache-control'), 'no-cache, no-transform');
     assert.equal(res.headers.get('x-accel-buffering'), 'no');
     assert.equal(res.headers.get('content-encoding'), null);
+    assert.match(res.headers.get('x-request-id') ?? '', /^[\w-]+$/, 'the request id, as on every answer');
+    assert.deepEqual(res.headers.get('vary')!.split(/,\s*/), ['Origin'], 'Vary: Origin, once');
     const text = await res.text();
     const list = parseEvents(text);
     assert.equal(list[0]!.event, 'meta');

@@ -148,7 +148,7 @@ export function replyRoutes(parts: Parts) {
         await batches.return(undefined);
       },
     });
-    return new Response(body, { headers: sseHeaders });
+    return c.body(body, 200, sseHeaders);
   }
 
   /** The whole reply, for `Accept: application/json`: waits for the run to end. */
