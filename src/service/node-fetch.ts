@@ -20,8 +20,8 @@ export type NodeFetch = ((input: string | URL | Request, init?: RequestInit) => 
 const nullBodyStatuses = new Set([101, 103, 204, 205, 304]);
 
 /**
- * How long an idle connection is kept for the next request, unless the server says less (`Keep-Alive: timeout=`,
- * less a second): a server that closes idle connections first would otherwise cut a request sent on one.
+ * How long an idle connection is kept for the next request: less than the 5 s after which Node's servers close one,
+ * so that a request is not sent on a connection the server is closing.
  */
 const idleMs = 4000;
 
