@@ -132,7 +132,17 @@ const upstream = async (input, init) => {
     request.signal.addEventListener('abort', () => (entry.aborted ||= !entry.completed));
     continues.push(entry);
     const response = await emulator.fetch(request);
-    const body = response.body?.pipeThrough(new TransformStream({ flush: () => void (entry.completed = true) }));
+    // The answer is complete once its terminal event went out (a reader may stop there, before the stream closes).
+    const decoder = new TextDecoder();
+    const body = response.body?.pipeThrough(
+      new TransformStream({
+        transform(chunk, controller) {
+          if (decoder.decode(chunk, { stream: true }).includes('[DONE]')) entry.completed = true;
+          controller.enqueue(chunk);
+        },
+        flush: () => void (entry.completed = true),
+      }),
+    );
     return new Response(body, response);
   }
   return emulator.fetch(request);
