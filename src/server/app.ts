@@ -149,7 +149,7 @@ function assembleBackend(config: BackendConfig): Assembled {
       runsPerConversation: limits.runsPerConversation,
     },
     open: (conversationId, message, signal) =>
-      service.openReply(conversationId, message, settings.delivery, { signal }).catch(error => {
+      service.openReplyBatches(conversationId, message, settings.delivery, { signal }).catch(error => {
         // The conversation is gone at the service (deleted there): the same 404 as any unknown conversation.
         throw error instanceof ServiceError && error.status === 404 ? notFound() : error;
       }),

@@ -28,8 +28,11 @@ export interface RunLimits {
 export interface RunsOptions {
   store: BackendStore;
   limits: RunLimits;
-  /** Sends the message; resolves once the service accepted it, with the reply's chunks still to read. */
-  open(conversationId: string, message: string, signal: AbortSignal): Promise<AsyncGenerator<StreamChunk>>;
+  /**
+   * Sends the message; resolves once the service accepted it, with the reply's chunks still to read, in batches (the
+   * chunks of one read from the service together).
+   */
+  open(conversationId: string, message: string, signal: AbortSignal): Promise<AsyncGenerator<StreamChunk[]>>;
   /** The conversation's messages as the service keeps them. */
   history(conversationId: string, signal: AbortSignal): Promise<ChatMessage[]>;
   /** The producer's lease, renewed every third of it. Default 15 s. */
@@ -422,13 +425,14 @@ export class Runs {
         }
         if (await store.stopRequested(id)) abort.abort(new Halt('stopped'));
         abort.signal.throwIfAborted();
-        const chunks = await this.#options.open(record.conversationId, record.message, abort.signal);
+        const batches = await this.#options.open(record.conversationId, record.message, abort.signal);
         accept();
-        // Text that came in one read from the service is appended as one event: the next chunk is awaited until
-        // what the service already delivered has been read (`afterReads`), and the text is appended then.
-        // A read under way when the producer ends is settled by the abort in `finally`, and not awaited.
+        // Text that came in one read from the service is appended as one event: after each batch (one read), the
+        // next is awaited until what the service already delivered has been read (`afterReads`), and the text is
+        // appended then. A read under way when the producer ends is settled by the abort in `finally`, and not
+        // awaited.
         const pull = () => {
-          const promise = chunks.next();
+          const promise = batches.next();
           promise.catch(() => {});
           return promise;
         };
@@ -437,39 +441,40 @@ export class Runs {
         for (;;) {
           const result = await next;
           if (result.done) break;
-          const chunk = result.value;
-          if (chunk.type === 'delta') {
-            const size = utf8Length(chunk.text);
-            if (bytes + size > bytesPerRun) {
-              pending += cut(chunk.text, bytesPerRun - bytes);
+          for (const chunk of result.value) {
+            if (chunk.type === 'delta') {
+              const size = utf8Length(chunk.text);
+              if (bytes + size > bytesPerRun) {
+                pending += cut(chunk.text, bytesPerRun - bytes);
+                await flush();
+                await append('done', { messageId: null, runId: null, finishReason: 'length', usage: null });
+                await batches.return(undefined);
+                return;
+              }
+              bytes += size;
+              pending += chunk.text;
+            } else if (chunk.type === 'citations') {
               await flush();
-              await append('done', { messageId: null, runId: null, finishReason: 'length', usage: null });
-              await chunks.return(undefined);
+              await append('citations', { citations: normalizeCitations(chunk.citations) });
+            } else {
+              await flush();
+              await append('done', {
+                messageId: typeof chunk.messageId === 'string' ? chunk.messageId : null,
+                runId: typeof chunk.runId === 'string' ? chunk.runId : null,
+                finishReason: typeof chunk.finishReason === 'string' ? chunk.finishReason : null,
+                usage: chunk.usage ?? null,
+              });
+              await batches.return(undefined);
               return;
             }
-            bytes += size;
-            pending += chunk.text;
-            next = pull();
-            if (pending.length >= flushBytes) await flush();
-            else if (appended < coalesceFrom) {
-              read ??= afterReads().then(() => ((read = undefined), false as const));
-              const more = await Promise.race([next.then(ready, ready), read]);
-              if (!more) await flush();
-            }
-          } else if (chunk.type === 'citations') {
-            await flush();
-            await append('citations', { citations: normalizeCitations(chunk.citations) });
-            next = pull();
-          } else {
-            await flush();
-            await append('done', {
-              messageId: typeof chunk.messageId === 'string' ? chunk.messageId : null,
-              runId: typeof chunk.runId === 'string' ? chunk.runId : null,
-              finishReason: typeof chunk.finishReason === 'string' ? chunk.finishReason : null,
-              usage: chunk.usage ?? null,
-            });
-            await chunks.return(undefined);
-            return;
+          }
+          next = pull();
+          if (!pending) continue;
+          if (pending.length >= flushBytes) await flush();
+          else if (appended < coalesceFrom) {
+            read ??= afterReads().then(() => ((read = undefined), false as const));
+            const more = await Promise.race([next.then(ready, ready), read]);
+            if (!more) await flush();
           }
         }
         throw new HttpError(502, 'upstream_error', 'The reply ended before it was complete.');

@@ -17,7 +17,7 @@
 import { normalizeCitations } from '../citations.js';
 import { ServiceError, codeForStatus, redact } from './errors.js';
 import type { NodeFetch } from './node-fetch.js';
-import { readNdjsonStream, readSseStream } from './stream.js';
+import { readNdjsonBatches, readSseBatches } from './stream.js';
 import type { ChatResponse, Conversation, ListResponse, StreamChunk } from './types.js';
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -171,14 +171,30 @@ export class ServiceClient {
     delivery: Delivery,
     options?: CallOptions,
   ): Promise<AsyncGenerator<StreamChunk>> {
+    const batches = await this.openReplyBatches(conversationId, message, delivery, options);
+    return (async function* () {
+      for await (const batch of batches) yield* batch;
+    })();
+  }
+
+  /**
+   * `openReply`, with the chunks in batches: those of each read from the service together (the whole reply at once
+   * for `json`), for a caller that passes them on and would rather take one step per read than one per word.
+   */
+  async openReplyBatches(
+    conversationId: string,
+    message: string,
+    delivery: Delivery,
+    options?: CallOptions,
+  ): Promise<AsyncGenerator<StreamChunk[]>> {
     if (delivery === 'json') {
       const response = await this.continueConversation(conversationId, message, options);
       return (async function* () {
-        yield* chunksOfResponse(response);
+        yield [...chunksOfResponse(response)];
       })();
     }
     const started = await this.#continue(conversationId, message, delivery, options);
-    return this.#chunks(started, delivery);
+    return this.#batches(started, delivery);
   }
 
   // Retrieving
@@ -296,18 +312,18 @@ export class ServiceClient {
     return parsed;
   }
 
-  async *#chunks(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk> {
+  async *#batches(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk[]> {
     const body = started.response.body;
     try {
       if (!body) throw badResponse(started.response, 'The stream had no body.');
-      const read = delivery === 'sse' ? readSseStream : readNdjsonStream;
-      const chunks = read(body, {
+      const read = delivery === 'sse' ? readSseBatches : readNdjsonBatches;
+      const batches = read(body, {
         firstByteMs: started.timeouts.firstByteMs,
         idleMs: started.timeouts.idleMs,
         signal: started.signal,
       });
       for (;;) {
-        const next = await this.#guard(started, 'stream_error', () => chunks.next());
+        const next = await this.#guard(started, 'stream_error', () => batches.next());
         if (next.done) return;
         yield next.value;
       }

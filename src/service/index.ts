@@ -15,7 +15,7 @@ export type {
 } from './client.js';
 export { ServiceError, codeForStatus, isRetryableStatus } from './errors.js';
 export type { ServiceErrorCode, ServiceErrorInit } from './errors.js';
-export { ChunkNormalizer, readNdjsonStream, readSseStream } from './stream.js';
+export { ChunkNormalizer, readNdjsonBatches, readNdjsonStream, readSseBatches, readSseStream } from './stream.js';
 // Safe to import anywhere: node:http2 itself is imported only by the first request of an HTTP/2 fetch.
 export { createHttp2Fetch } from './http2.js';
 export type { Http2Fetch } from './http2.js';

@@ -246,10 +246,17 @@ export async function* readBody(body: ReadableStream<Uint8Array>, options: ReadO
   }
 }
 
-/** Reads a Server-Sent Events body into normalized chunks, ending with exactly one `done`. */
-export async function* readSseStream(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+/**
+ * Reads a Server-Sent Events body into normalized chunks, in batches: the chunks of each read of the body together,
+ * which is how a proxy wants them (one step through its pipeline per read, not per word); the last batch ends with
+ * exactly one `done`.
+ */
+export async function* readSseBatches(
+  body: ReadableStream<Uint8Array>,
+  options: ReadOptions = {},
+): AsyncGenerator<StreamChunk[]> {
   const normalizer = new ChunkNormalizer();
-  const pending: StreamChunk[] = [];
+  let pending: StreamChunk[] = [];
   let failure: unknown;
   const parser = createParser({
     onEvent(message) {
@@ -262,37 +269,74 @@ export async function* readSseStream(body: ReadableStream<Uint8Array>, options: 
     },
   });
   const decoder = new TextDecoder();
+  const take = () => {
+    const batch = pending;
+    pending = [];
+    return batch;
+  };
   for await (const bytes of readBody(body, options)) {
     parser.feed(decoder.decode(bytes, { stream: true }));
-    yield* pending.splice(0);
+    if (pending.length) yield take();
     if (failure) throw failure;
     if (normalizer.ended) break;
   }
   parser.feed(decoder.decode());
-  yield* pending.splice(0);
-  if (failure) throw failure;
-  yield normalizer.finish();
+  const last = take();
+  if (failure) {
+    if (last.length) yield last;
+    throw failure;
+  }
+  yield [...last, normalizer.finish()];
+}
+
+/** Reads a Server-Sent Events body into normalized chunks, one by one, ending with exactly one `done`. */
+export async function* readSseStream(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+  for await (const batch of readSseBatches(body, options)) yield* batch;
+}
+
+/**
+ * Reads a newline-delimited JSON body (the HTTP/2 delivery) into normalized chunks, in batches of one read each; the
+ * last batch ends with one `done`.
+ */
+export async function* readNdjsonBatches(
+  body: ReadableStream<Uint8Array>,
+  options: ReadOptions = {},
+): AsyncGenerator<StreamChunk[]> {
+  const normalizer = new ChunkNormalizer({ jsonOnly: true });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  /** The chunks of the complete lines buffered, and the failure of a line that is not JSON, if any. */
+  const lines = (final: boolean) => {
+    const parts = buffer.split(/\r?\n/);
+    buffer = final ? '' : (parts.pop() ?? '');
+    const batch: StreamChunk[] = [];
+    try {
+      for (const raw of parts) {
+        const line = raw.replace(/^data:\s?/, '');
+        if (line.trim()) batch.push(...normalizer.accept(line));
+      }
+    } catch (error) {
+      return { batch, failure: error };
+    }
+    return { batch, failure: undefined };
+  };
+  for await (const bytes of readBody(body, options)) {
+    buffer += decoder.decode(bytes, { stream: true });
+    const { batch, failure } = lines(false);
+    if (batch.length) yield batch;
+    if (failure) throw failure;
+    if (normalizer.ended) break;
+  }
+  buffer += decoder.decode();
+  const { batch, failure } = normalizer.ended ? { batch: [], failure: undefined } : lines(true);
+  if (failure) {
+    if (batch.length) yield batch;
+    throw failure;
+  }
+  yield [...batch, normalizer.finish()];
 }
 
 /** Reads a newline-delimited JSON body (the HTTP/2 delivery) into normalized chunks, ending with one `done`. */
 export async function* readNdjsonStream(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
-  const normalizer = new ChunkNormalizer({ jsonOnly: true });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const lines = function* (final: boolean) {
-    const parts = buffer.split(/\r?\n/);
-    buffer = final ? '' : (parts.pop() ?? '');
-    for (const raw of parts) {
-      const line = raw.replace(/^data:\s?/, '');
-      if (line.trim()) yield* normalizer.accept(line);
-    }
-  };
-  for await (const bytes of readBody(body, options)) {
-    buffer += decoder.decode(bytes, { stream: true });
-    yield* lines(false);
-    if (normalizer.ended) break;
-  }
-  buffer += decoder.decode();
-  if (!normalizer.ended) yield* lines(true);
-  yield normalizer.finish();
+  for await (const batch of readNdjsonBatches(body, options)) yield* batch;
 }

@@ -7,7 +7,10 @@ import type { RunLimits } from '../../src/server/runs.js';
 import { MemoryStore } from '../../src/server/store.js';
 import type { ChatMessage, StreamChunk } from '../../src/service/types.js';
 
-/** A service whose replies the test writes chunk by chunk; each call records its message and signal. */
+/**
+ * A service whose replies the test writes chunk by chunk, the chunks of one `push` as one read; each call records its
+ * message and signal.
+ */
 function service() {
   const calls: { message: string; signal: AbortSignal; push(...chunks: StreamChunk[]): void; fail(e: Error): void }[] =
     [];
@@ -28,7 +31,7 @@ function service() {
     return (async function* () {
       for (;;) {
         if (queue.length) {
-          yield queue.shift()!;
+          yield queue.splice(0);
           continue;
         }
         if (failure) throw failure;

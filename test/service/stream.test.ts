@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import { ServiceError } from '../../src/service/errors.js';
-import { readBody, readNdjsonStream, readSseStream } from '../../src/service/stream.js';
+import {
+  readBody,
+  readNdjsonBatches,
+  readNdjsonStream,
+  readSseBatches,
+  readSseStream,
+} from '../../src/service/stream.js';
 import type { StreamChunk } from '../../src/service/types.js';
 import { collect, textOf } from '../support/service.js';
 
@@ -179,5 +185,41 @@ describe('readNdjsonStream', () => {
       { name: 'ServiceError', code: 'bad_response', retryable: true },
     );
     assert.equal(textOf(seen), 'a', 'what came before the line stays; nothing of the line is text');
+  });
+});
+
+describe('readSseBatches and readNdjsonBatches', () => {
+  /** A body of the given reads, one piece each. */
+  const readsOf = (...reads: string[]) => {
+    const pieces = reads.map(read => new TextEncoder().encode(read));
+    return new ReadableStream<Uint8Array>({
+      pull: controller => (pieces.length ? controller.enqueue(pieces.shift()!) : controller.close()),
+    });
+  };
+  const delta = (text: string) => JSON.stringify({ choices: [{ delta: { content: text } }] });
+  const kinds = (batches: StreamChunk[][]) =>
+    batches.map(batch => batch.map(c => (c.type === 'delta' ? c.text : c.type)));
+
+  it('gives the chunks of each read of an SSE body together, the last batch ending with done', async () => {
+    const body = readsOf(
+      `data: ${delta('One ')}\n\ndata: ${delta('two ')}\n\ndata: `,
+      `${delta('three. ')}\n\n`,
+      `data: [DONE]\n\n`,
+    );
+    assert.deepEqual(kinds(await collect(readSseBatches(body))), [['One ', 'two '], ['three. '], ['done']]);
+  });
+
+  it('gives the chunks read before an error in a batch of their own, then throws', async () => {
+    const body = readsOf(`data: ${delta('Partial ')}\n\nevent: error\ndata: {"message":"overloaded"}\n\n`);
+    const seen: StreamChunk[][] = [];
+    await assert.rejects(async () => {
+      for await (const batch of readSseBatches(body)) seen.push(batch);
+    }, ServiceError);
+    assert.deepEqual(kinds(seen), [['Partial ']]);
+  });
+
+  it('gives the chunks of each read of a newline-delimited body together', async () => {
+    const body = readsOf(`${delta('Over ')}\n${delta('HTTP/2')}\n`, `${delta('.')}\n`);
+    assert.deepEqual(kinds(await collect(readNdjsonBatches(body))), [['Over ', 'HTTP/2'], ['.'], ['done']]);
   });
 });
