@@ -121,7 +121,12 @@ export class WebKitLauncher {
       const { xvfb, display } = await startXvfb();
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
-      const driver = guarded(this.#driverPath, ['--host=127.0.0.1', `--port=${port}`], { env: { DISPLAY: display } });
+      // MiniBrowser inherits the driver's environment. Without a GPU its accelerated compositing renders through
+      // Mesa's software rasteriser, which crashed the browser mid-suite on this machine; drawing without it is enough
+      // for tests.
+      const driver = guarded(this.#driverPath, ['--host=127.0.0.1', `--port=${port}`], {
+        env: { DISPLAY: display, WEBKIT_DISABLE_COMPOSITING_MODE: '1' },
+      });
       try {
         await ready(base, driver);
         const browserOptions = { binary: this.#browserPath, args: ['--automation'] };
