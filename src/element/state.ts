@@ -121,12 +121,17 @@ const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
 
 export type Entry = { item: HistoryItem } | { turn: Turn };
 
+/** The newest timeline made: a render asks for it twice (the messages, and which turn Retry applies to). */
+let made: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefined;
+
 /**
  * What the conversation shows, oldest first: the service's messages and the turns the backend listed, by time
- * (a stopped reply before a later exchange stays where it was), then the turns of this page.
+ * (a stopped reply before a later exchange stays where it was), then the turns of this page. The same array for the
+ * same messages and turns: do not change it.
  */
 export function timeline(state: ChatState): Entry[] {
   const { history, turns } = state;
+  if (made?.history === history && made.turns === turns) return made.entries;
   const listed = turns.filter(turn => turn.createdAt !== null);
   const live = turns.filter(turn => turn.createdAt === null);
   const entries: Entry[] = [];
@@ -139,6 +144,7 @@ export function timeline(state: ChatState): Entry[] {
     entries.push({ item });
   }
   for (const turn of [...listed.slice(next), ...live]) entries.push({ turn });
+  made = { history, turns, entries };
   return entries;
 }
 
