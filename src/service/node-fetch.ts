@@ -55,9 +55,15 @@ export function createNodeFetch(): NodeFetch {
         method: init.method ?? 'GET',
         headers,
         agent: secure ? agents!.https : agents!.http,
-        signal,
       });
       request.on('error', reject);
+      // The caller's abort ends the request, and the body under way. One listener, taken off once the request is
+      // over: Node's own `signal` option watches the request's end with half a dozen listeners of its own.
+      if (signal) {
+        const abort = () => request.destroy(signal.reason as Error);
+        signal.addEventListener('abort', abort, { once: true });
+        request.once('close', () => signal.removeEventListener('abort', abort));
+      }
       request.on('response', incoming => {
         const status = incoming.statusCode ?? 0;
         if (status < 200 || status > 599) {
@@ -70,7 +76,7 @@ export function createNodeFetch(): NodeFetch {
         const empty = nullBodyStatuses.has(status) || init.method === 'HEAD';
         if (empty) incoming.resume();
         resolve(
-          new Response(empty ? null : bodyOf(incoming, signal), {
+          new (runtimeResponse())(empty ? null : bodyOf(incoming, signal), {
             status,
             statusText: incoming.statusMessage,
             headers: responseHeaders,
@@ -88,6 +94,16 @@ export function createNodeFetch(): NodeFetch {
       agents = undefined;
     },
   }) as NodeFetch;
+}
+
+/**
+ * The runtime's own Response class, under any subclass put in its place: Hono's Node adapter replaces the global
+ * with a stand-in that builds a second, real Response as soon as the body is read.
+ */
+function runtimeResponse(): typeof Response {
+  let base = Response;
+  while (Object.getPrototypeOf(base) !== Function.prototype) base = Object.getPrototypeOf(base) as typeof Response;
+  return base;
 }
 
 /** Headers given as a plain object of strings, the only kind this transport takes. */

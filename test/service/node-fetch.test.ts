@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
+import { getEventListeners, once } from 'node:events';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +55,8 @@ describe('the Node transport', () => {
     },
     '/moved': (_req, res) => res.writeHead(302, { location: 'https://elsewhere.example/' }).end('moved'),
     '/empty': (_req, res) => res.writeHead(204).end(),
+    // Answers nothing until the client gives up.
+    '/silent': () => {},
   });
   const nodeFetch = createNodeFetch();
 
@@ -121,6 +123,35 @@ describe('the Node transport', () => {
       nodeFetch(`${site.url()}/echo`, { signal: AbortSignal.abort(new Error('too late')) }),
       /too late/,
     );
+  });
+
+  it('rejects with the signal’s reason when the caller aborts before the answer', async () => {
+    const controller = new AbortController();
+    const answer = nodeFetch(`${site.url()}/silent`, { signal: controller.signal });
+    while (site.seen.at(-1)?.path !== '/silent') await new Promise(resolve => setImmediate(resolve));
+    controller.abort(new Error('no answer needed'));
+    await assert.rejects(answer, /no answer needed/);
+  });
+
+  it('takes its listener off the signal once the response is over', async () => {
+    const controller = new AbortController();
+    const res = await nodeFetch(`${site.url()}/echo`, { signal: controller.signal });
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 1, 'watched while the body is read');
+    await res.text();
+    while (getEventListeners(controller.signal, 'abort').length) await new Promise(resolve => setImmediate(resolve));
+  });
+
+  it('answers with the runtime’s own Response when a framework put a stand-in in its place', async () => {
+    const own = globalThis.Response;
+    class StandIn extends own {}
+    globalThis.Response = StandIn;
+    try {
+      const res = await nodeFetch(`${site.url()}/echo`);
+      assert.equal(Object.getPrototypeOf(res), own.prototype);
+      assert.equal((await res.json()).method, 'GET');
+    } finally {
+      globalThis.Response = own;
+    }
   });
 
   it('fails the body that the connection cuts short', async () => {
