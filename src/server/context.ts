@@ -55,6 +55,19 @@ export function noteExecutionCtx(request: Request, executionCtx: unknown) {
 const untilDone = () => {};
 
 /**
+ * The request's abort signal, for a call that may not need it: it is read only if the call does. Node's adapter
+ * makes an AbortController for a request on the first read of its signal, which an ownership check answered from
+ * the cache would make for nothing.
+ */
+export function requestSignal(c: Ctx): { readonly signal: AbortSignal } {
+  return {
+    get signal() {
+      return c.req.raw.signal;
+    },
+  };
+}
+
+/**
  * Hands work that goes on after the response to the runtime: on Workers, `waitUntil`; elsewhere (Node) the process
  * keeps it going by itself. Asks Hono for the execution context only when the request came with one: asking without
  * one throws, at the cost of an error and its stack on every request.

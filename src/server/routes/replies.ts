@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
-import { keepAliveOf } from '../context.js';
+import { keepAliveOf, requestSignal } from '../context.js';
 import type { Ctx, Env, Parts } from '../context.js';
 import { HttpError, errorOfEvent, noteFailure } from '../errors.js';
 import { fold, interrupted, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
@@ -51,7 +51,7 @@ export function replyRoutes(parts: Parts) {
     }
     const after = lastEventId(c);
     const { message } = await readJsonBody(c, messageSchema);
-    await ownership.check(sub, id, { signal: c.req.raw.signal });
+    await ownership.check(sub, id, requestSignal(c));
     const admit = async () => {
       await limiter.perMinute(`message:user:${sub}`, settings.limits.messagesPerUserPerMinute);
       await limiter.perIp('message', settings.limits.messagesPerIpPerMinute, c);
@@ -76,7 +76,7 @@ export function replyRoutes(parts: Parts) {
     const { sub } = c.get('user');
     const id = conversationId(c);
     const key = runKey(c);
-    await ownership.check(sub, id, { signal: c.req.raw.signal });
+    await ownership.check(sub, id, requestSignal(c));
     const result = await runs.stop({ owner: sub, conversationId: id, key });
     if (result === 'unknown') throw runNotFound();
     if (result === 'finished') {
@@ -91,7 +91,7 @@ export function replyRoutes(parts: Parts) {
     const { sub } = c.get('user');
     const id = conversationId(c);
     const key = runKey(c);
-    await ownership.check(sub, id, { signal: c.req.raw.signal });
+    await ownership.check(sub, id, requestSignal(c));
     const record = await parts.store.getRun(runId({ conversationId: id, key }));
     if (!record || record.owner !== sub) throw runNotFound();
     return record;
