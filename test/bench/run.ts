@@ -170,7 +170,7 @@ async function browserSections(): Promise<string[]> {
 async function backendSections(): Promise<string[]> {
   const { latency, load } = await backendBench();
   return [
-    `## Backend: ${process.env.BENCH_MESSAGES ?? 300} messages one at a time, then 8 at a time; emulator at pace 0, limits off`,
+    `## Backend: ${process.env.BENCH_MESSAGES ?? 1000} messages one at a time after ${process.env.BENCH_WARMUP ?? 2000} to warm up, then 8 at a time; emulator at pace 0, limits off`,
     '',
     table(latency),
     '',
