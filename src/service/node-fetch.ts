@@ -102,8 +102,11 @@ export function createNodeFetch(): NodeFetch {
  */
 function runtimeResponse(): typeof Response {
   let base = Response;
-  while (Object.getPrototypeOf(base) !== Function.prototype) base = Object.getPrototypeOf(base) as typeof Response;
-  return base;
+  for (;;) {
+    const parent: unknown = Object.getPrototypeOf(base);
+    if (typeof parent !== 'function' || parent === Function.prototype) return base;
+    base = parent as typeof Response;
+  }
 }
 
 /** Headers given as a plain object of strings, the only kind this transport takes. */
