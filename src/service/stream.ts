@@ -246,47 +246,66 @@ export async function* readBody(body: ReadableStream<Uint8Array>, options: ReadO
   }
 }
 
+/** The chunks of what was read so far, and the failure that ended them, if any. */
+interface Read {
+  batch: StreamChunk[];
+  failure: unknown;
+}
+
+/**
+ * The batches of a body: `read` takes the text of each read of the body (then, `final`, what the decoder still
+ * held) and gives the chunks it made. Reading stops at the normalizer's end; the last batch ends with exactly one
+ * `done`, or the failure is thrown after the chunks read before it.
+ */
+async function* readBatches(
+  body: ReadableStream<Uint8Array>,
+  options: ReadOptions,
+  normalizer: ChunkNormalizer,
+  read: (text: string, final: boolean) => Read,
+): AsyncGenerator<StreamChunk[]> {
+  const decoder = new TextDecoder();
+  for await (const bytes of readBody(body, options)) {
+    const { batch, failure } = read(decoder.decode(bytes, { stream: true }), false);
+    if (batch.length) yield batch;
+    if (failure) throw failure;
+    if (normalizer.ended) break;
+  }
+  const { batch, failure } = read(decoder.decode(), true);
+  if (failure) {
+    if (batch.length) yield batch;
+    throw failure;
+  }
+  yield [...batch, normalizer.finish()];
+}
+
 /**
  * Reads a Server-Sent Events body into normalized chunks, in batches: the chunks of each read of the body together,
  * which is how a proxy wants them (one step through its pipeline per read, not per word); the last batch ends with
  * exactly one `done`.
  */
-export async function* readSseBatches(
+export function readSseBatches(
   body: ReadableStream<Uint8Array>,
   options: ReadOptions = {},
 ): AsyncGenerator<StreamChunk[]> {
   const normalizer = new ChunkNormalizer();
-  let pending: StreamChunk[] = [];
+  let batch: StreamChunk[] = [];
   let failure: unknown;
   const parser = createParser({
     onEvent(message) {
       if (failure) return;
       try {
-        pending.push(...normalizer.accept(message.data, message.event));
+        batch.push(...normalizer.accept(message.data, message.event));
       } catch (error) {
         failure = error;
       }
     },
   });
-  const decoder = new TextDecoder();
-  const take = () => {
-    const batch = pending;
-    pending = [];
-    return batch;
-  };
-  for await (const bytes of readBody(body, options)) {
-    parser.feed(decoder.decode(bytes, { stream: true }));
-    if (pending.length) yield take();
-    if (failure) throw failure;
-    if (normalizer.ended) break;
-  }
-  parser.feed(decoder.decode());
-  const last = take();
-  if (failure) {
-    if (last.length) yield last;
-    throw failure;
-  }
-  yield [...last, normalizer.finish()];
+  return readBatches(body, options, normalizer, text => {
+    parser.feed(text);
+    const read = { batch, failure };
+    batch = [];
+    return read;
+  });
 }
 
 /** Reads a Server-Sent Events body into normalized chunks, one by one, ending with exactly one `done`. */
@@ -298,20 +317,21 @@ export async function* readSseStream(body: ReadableStream<Uint8Array>, options: 
  * Reads a newline-delimited JSON body (the HTTP/2 delivery) into normalized chunks, in batches of one read each; the
  * last batch ends with one `done`.
  */
-export async function* readNdjsonBatches(
+export function readNdjsonBatches(
   body: ReadableStream<Uint8Array>,
   options: ReadOptions = {},
 ): AsyncGenerator<StreamChunk[]> {
   const normalizer = new ChunkNormalizer({ jsonOnly: true });
-  const decoder = new TextDecoder();
   let buffer = '';
-  /** The chunks of the complete lines buffered, and the failure of a line that is not JSON, if any. */
-  const lines = (final: boolean) => {
-    const parts = buffer.split(/\r?\n/);
-    buffer = final ? '' : (parts.pop() ?? '');
+  return readBatches(body, options, normalizer, (text, final) => {
+    buffer += text;
     const batch: StreamChunk[] = [];
+    // Past the end, what is left is not read.
+    if (final && normalizer.ended) return { batch, failure: undefined };
+    const lines = buffer.split(/\r?\n/);
+    buffer = final ? '' : (lines.pop() ?? '');
     try {
-      for (const raw of parts) {
+      for (const raw of lines) {
         const line = raw.replace(/^data:\s?/, '');
         if (line.trim()) batch.push(...normalizer.accept(line));
       }
@@ -319,21 +339,7 @@ export async function* readNdjsonBatches(
       return { batch, failure: error };
     }
     return { batch, failure: undefined };
-  };
-  for await (const bytes of readBody(body, options)) {
-    buffer += decoder.decode(bytes, { stream: true });
-    const { batch, failure } = lines(false);
-    if (batch.length) yield batch;
-    if (failure) throw failure;
-    if (normalizer.ended) break;
-  }
-  buffer += decoder.decode();
-  const { batch, failure } = normalizer.ended ? { batch: [], failure: undefined } : lines(true);
-  if (failure) {
-    if (batch.length) yield batch;
-    throw failure;
-  }
-  yield [...batch, normalizer.finish()];
+  });
 }
 
 /** Reads a newline-delimited JSON body (the HTTP/2 delivery) into normalized chunks, ending with one `done`. */
