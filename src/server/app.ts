@@ -132,6 +132,7 @@ function assembleBackend(config: BackendConfig): Assembled {
     fetch: config.fetch,
     http2Fetch: config.http2Fetch,
     timeouts: config.timeouts,
+    acceptUnmarkedEnd: config.acceptUnmarkedEnd === true,
   });
   const secrets = [settings.apiKey];
   /** Failures that no request is there to hear go to stderr, without secrets. */

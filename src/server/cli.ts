@@ -81,6 +81,10 @@ Options:
                              true (1) or false (default false)
   --redis-url <url>          share limits and replies with other instances through this
                              Redis (redis://[user:password@]host[:port][/db]; default: memory)
+  --accept-unmarked-end      take a reply stream that ends without a marked end ([DONE], a
+                             done event, a finish reason) as complete; only for a service
+                             that never marks it, and unsafe behind a proxy that may end a
+                             response cleanly in its middle (default: such a reply fails)
   --lease-seconds <n>        how soon a reply whose instance died counts as interrupted
                              (default 15)
   --drain-seconds <n>        on SIGTERM or SIGINT, how long replies in progress may go on
@@ -123,6 +127,7 @@ const flags = {
   port: { type: 'string' },
   host: { type: 'string' },
   backlog: { type: 'string' },
+  'accept-unmarked-end': { type: 'boolean' },
   ...Object.fromEntries(
     [...Object.values(limitFlags), ...Object.values(timeoutFlags), 'ping-interval-ms'].map(flag => [
       flag,
@@ -201,6 +206,7 @@ async function main() {
     pingIntervalMs: number('ping-interval-ms'),
     trustProxy,
     leaseSeconds: number('lease-seconds'),
+    acceptUnmarkedEnd: values['accept-unmarked-end'] === true || env('accept-unmarked-end') === 'true',
   };
   // PORT is what hosting platforms set; PERSONA_CHAT_PORT (or --port) wins over it.
   const port = number('port', process.env.PORT) ?? 3000;

@@ -140,6 +140,13 @@ export interface BackendConfig {
   limits?: Partial<Limits>;
   /** Timeouts for the service: connect, first byte, idle between chunks, total. */
   timeouts?: Partial<Timeouts>;
+  /**
+   * Takes a reply stream from the service that ends without a marked end (`[DONE]`, a done event, a finish reason)
+   * as complete. Unsafe behind any proxy or load balancer that may end a response cleanly in its middle: a truncated
+   * reply is then shown and kept as complete. Only for a service that never marks the end. Default false: such a
+   * reply fails as retryable, and the service's history is checked before it is asked again.
+   */
+  acceptUnmarkedEnd?: boolean;
   /** Interval of `: ping` comments on reply streams. Default 15,000 ms. */
   pingIntervalMs?: number;
   /** Where limits and the runs of replies live. Default: in memory, for one instance. */

@@ -57,6 +57,13 @@ export interface ServiceClientOptions {
   /** The transport for the HTTP/2 delivery. Default: a node:http2 fetch made on first use. */
   http2Fetch?: FetchLike;
   timeouts?: Partial<Timeouts>;
+  /**
+   * Takes a streamed reply whose body ends without `[DONE]`, a named done event or a finish reason as complete. Only
+   * for a service that never marks the end: behind a proxy or load balancer that ends a response cleanly in its
+   * middle, a truncated reply then counts as complete. Default false: such a reply fails as `incomplete`
+   * (retryable).
+   */
+  acceptUnmarkedEnd?: boolean;
 }
 
 export interface CallOptions {
@@ -97,6 +104,7 @@ export class ServiceClient {
   #http2Fetch: FetchLike | undefined;
   #ownsHttp2 = false;
   #form: RouteForm | undefined;
+  readonly #acceptUnmarkedEnd: boolean;
 
   constructor(options: ServiceClientOptions) {
     if (!options?.baseUrl) throw new Error('ServiceClient: the "baseUrl" option is required');
@@ -114,6 +122,7 @@ export class ServiceClient {
     this.#fetch = options.fetch ?? (onNode() ? this.#nodeFetch() : (input, init) => globalThis.fetch(input, init));
     this.#http2Fetch = options.http2Fetch;
     this.#timeouts = { ...defaultTimeouts, ...options.timeouts };
+    this.#acceptUnmarkedEnd = options.acceptUnmarkedEnd ?? false;
   }
 
   /** The continue route form in use: the configured one, or the one `auto` settled on (undefined until then). */
@@ -321,6 +330,7 @@ export class ServiceClient {
         firstByteMs: started.timeouts.firstByteMs,
         idleMs: started.timeouts.idleMs,
         signal: started.signal,
+        acceptUnmarkedEnd: this.#acceptUnmarkedEnd,
       });
       for (;;) {
         const next = await this.#guard(started, 'stream_error', () => batches.next());

@@ -6,7 +6,12 @@
  * - OpenAI-style `chat.completion.chunk` objects (`choices[].delta.content`);
  * - whole Chat responses (`choices[].message.content`), each carrying either the text so far or just the new part;
  * - bare JSON strings, `{content}` / `{text}` objects, and plain-text `data:` lines;
- * - an end marked by `data: [DONE]`, a named `done` / `end` / `complete` event, or just the end of the body.
+ * - an end marked by `data: [DONE]`, a named `done` / `end` / `complete` event, or a chunk with a finish reason.
+ *
+ * A body that ends without any of these is an incomplete reply, a retryable `incomplete` ServiceError, never a finished
+ * one: something between us and the service (a proxy, a load balancer, a sidecar) may end a response cleanly in its
+ * middle. `acceptUnmarkedEnd` takes the end of the body as the reply's end instead, for a service that never marks
+ * it; behind such an intermediary that shows a truncated reply as complete.
  *
  * SSE bodies go through eventsource-parser; HTTP/2 bodies are newline-delimited JSON (a `data:` prefix is tolerated;
  * a line that is not JSON fails the stream).
@@ -33,6 +38,7 @@ export class ChunkNormalizer {
   #text = '';
   #citations = '';
   #ended = false;
+  #complete = false;
   readonly #done: DoneChunk = { type: 'done' };
   /** The reply's moderation results (a choice's, or the chunk's own), and the prompt's, kept apart until the end. */
   #moderation: { reply?: ModerationResult; prompt?: ModerationResult } = {};
@@ -42,9 +48,17 @@ export class ChunkNormalizer {
     this.#jsonOnly = options.jsonOnly ?? false;
   }
 
-  /** True once a terminal marker (`[DONE]` or a named done event) was seen. */
+  /** True once a terminal marker (`[DONE]` or a named done event) was seen: nothing after it is read. */
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /**
+   * True once the service marked the reply complete: a terminal marker, or a finish reason (after which a last chunk,
+   * such as one with the usage, may still come).
+   */
+  get complete(): boolean {
+    return this.#ended || this.#complete;
   }
 
   /** The whole reply text so far. */
@@ -113,13 +127,13 @@ export class ChunkNormalizer {
       if (delta !== undefined) this.#delta(delta, out);
       else if (whole !== undefined) this.#whole(whole, out);
       const finish = str(choice.finish_reason) ?? str(choice.finishReason);
-      if (finish) this.#done.finishReason = finish;
+      if (finish) this.#finished(finish);
       if (isObject(choice.moderation_results)) this.#moderation.reply = moderationOf(choice.moderation_results);
     } else {
       const text = str(obj.content) ?? str(obj.text) ?? str(obj.delta);
       if (text !== undefined) this.#delta(text, out);
       const finish = str(obj.finish_reason) ?? str(obj.finishReason);
-      if (finish) this.#done.finishReason = finish;
+      if (finish) this.#finished(finish);
     }
     const messageId = str(obj.messageId) ?? str(obj.message_id);
     if (messageId) this.#done.messageId = messageId;
@@ -136,6 +150,11 @@ export class ChunkNormalizer {
         out.push({ type: 'citations', citations });
       }
     }
+  }
+
+  #finished(reason: string) {
+    this.#done.finishReason = reason;
+    this.#complete = true;
   }
 
   /** A whole Chat response: either everything so far (cumulative) or just the next part. */
@@ -180,6 +199,12 @@ export interface ReadOptions {
   /** Longest wait between two reads of the body, in ms. */
   idleMs?: number;
   signal?: AbortSignal;
+  /**
+   * Takes a body that ends without a terminal marker or a finish reason as a complete reply. Only for a service that
+   * never marks the end: behind a proxy that ends a response cleanly in its middle, a truncated reply then counts as
+   * complete. Default false: such a body is a retryable `incomplete` ServiceError.
+   */
+  acceptUnmarkedEnd?: boolean;
 }
 
 /**
@@ -255,7 +280,7 @@ interface Read {
 /**
  * The batches of a body: `read` takes the text of each read of the body (then, `final`, what the decoder still
  * held) and gives the chunks it made. Reading stops at the normalizer's end; the last batch ends with exactly one
- * `done`, or the failure is thrown after the chunks read before it.
+ * `done`, or the failure is thrown after the chunks read before it (a body that ends unmarked fails `incomplete`).
  */
 async function* readBatches(
   body: ReadableStream<Uint8Array>,
@@ -270,13 +295,23 @@ async function* readBatches(
     if (failure) throw failure;
     if (normalizer.ended) break;
   }
-  const { batch, failure } = read(decoder.decode(), true);
+  const { batch, failure: readFailure } = read(decoder.decode(), true);
+  const failure = readFailure ?? (normalizer.complete || options.acceptUnmarkedEnd ? undefined : incomplete());
   if (failure) {
     if (batch.length) yield batch;
     throw failure;
   }
   yield [...batch, normalizer.finish()];
 }
+
+/** A body that ended before the service said the reply was complete. */
+const incomplete = () =>
+  new ServiceError({
+    status: 0,
+    code: 'incomplete',
+    message: 'The reply ended before the service marked it complete.',
+    retryable: true,
+  });
 
 /**
  * Reads a Server-Sent Events body into normalized chunks, in batches: the chunks of each read of the body together,

@@ -228,6 +228,84 @@ describe('backend over real sockets', () => {
   });
 });
 
+/**
+ * A reverse proxy in front of `target` that, while `cutAfterBytes` is set, passes that many bytes of a streamed reply
+ * and then ends the response cleanly (a final empty chunk, as a proxy or load balancer that closes rather than
+ * resets does), ending its own request to the service.
+ */
+async function cleanlyCuttingProxy(target: string) {
+  const state = { cutAfterBytes: 0, cuts: 0 };
+  const server = http.createServer((req, res) => {
+    const upstream = http.request(new URL(req.url!, target), { method: req.method, headers: req.headers }, answer => {
+      res.writeHead(answer.statusCode!, answer.headers);
+      const limit = /\/chat-sse$/.test(req.url!) ? state.cutAfterBytes : 0;
+      if (!limit) return answer.pipe(res);
+      let sent = 0;
+      answer.on('data', (piece: Buffer) => {
+        if (sent >= limit) return;
+        res.write(piece.subarray(0, limit - sent));
+        sent += piece.length;
+        if (sent < limit) return;
+        state.cuts++;
+        res.end();
+        upstream.destroy();
+      });
+      answer.on('end', () => res.end());
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.listen(0, '127.0.0.1');
+  const port = await listening(server);
+  return { state, url: `http://127.0.0.1:${port}`, close: () => new Promise(resolve => server.close(resolve)) };
+}
+
+describe('a proxy between the backend and the service that ends a reply cleanly in its middle', () => {
+  it('ends the reply with a retryable error, never as done, and a Retry asks the service once more', async () => {
+    const upstream = await emulatorOnSockets();
+    const proxy = await cleanlyCuttingProxy(upstream.url);
+    const backend = createBackend({
+      serviceUrl: proxy.url,
+      apiKey,
+      personaId: juniper.personaId,
+      tokenSecret,
+      allowedOrigins: [site],
+      basePath: '/persona-chat',
+      log: () => {},
+    });
+    const server = await serveBackend(backend, { port: 0 });
+    try {
+      const { send, id } = await visit(server.url);
+      const key = crypto.randomUUID();
+      proxy.state.cutAfterBytes = 600;
+      const cut = parseEvents(await (await send('How do I return a tent?', undefined, key)).text());
+      assert.equal(proxy.state.cuts, 1, 'the proxy ended the reply in its middle');
+      assert.ok(textOfEvents(cut).length > 0, 'some text came before the end');
+      assert.deepEqual(cut.at(-1), {
+        event: 'error',
+        data: { code: 'upstream_error', message: 'The conversation service failed to answer.', retryable: true },
+      });
+      assert.ok(!cut.some(event => event.event === 'done'), 'never done');
+
+      proxy.state.cutAfterBytes = 0;
+      const again = parseEvents(await (await send('How do I return a tent?', undefined, key)).text());
+      assert.equal(again.at(-1)!.event, 'done');
+      const stored = upstream.emulator.store.get(id)!.chatMessages!;
+      assert.deepEqual(
+        stored.map(m => m.role),
+        ['user', 'assistant'],
+        'the service keeps the message once, with its whole reply',
+      );
+      assert.equal(textOfEvents(again), stored[1]!.content);
+      assert.equal(upstream.continues.filter(c => c.path.includes(id)).length, 2);
+    } finally {
+      await server.close();
+      await proxy.close();
+      await upstream.close();
+    }
+  });
+});
+
 /** The backlog of the socket listening on `port`, as the kernel reports it (Linux, with iproute2's ss). */
 function backlogOf(port: number): number | undefined {
   const listed = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });

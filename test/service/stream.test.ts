@@ -79,8 +79,36 @@ describe('readSseStream', () => {
     assert.equal(done?.type === 'done' && done.usage?.total_tokens, 19);
   });
 
-  it('reads incremental whole Chat responses that end with the body', async () => {
-    const chunks = await collect(readSseStream(bodyOf(await fixture('incremental-chat-responses.sse'))));
+  it('fails a body that ends without a marked end as incomplete, after the text it had', async () => {
+    // What a proxy that ends a response cleanly in the middle of a reply leaves: no [DONE], no finish reason.
+    const seen: StreamChunk[] = [];
+    await assert.rejects(
+      async () => {
+        for await (const chunk of readSseStream(bodyOf(await fixture('incremental-chat-responses.sse')))) {
+          seen.push(chunk);
+        }
+      },
+      { name: 'ServiceError', code: 'incomplete', retryable: true },
+    );
+    assert.equal(textOf(seen), 'Boots need breaking in.');
+    assert.ok(!seen.some(chunk => chunk.type === 'done'), 'never a done');
+  });
+
+  it('takes a finish reason as the end even when no [DONE] follows it', async () => {
+    const body = new TextEncoder().encode(
+      `data: {"choices":[{"delta":{"content":"Done."},"finish_reason":"stop"}]}\n\n` +
+        `data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2}}\n\n`,
+    );
+    const chunks = await collect(readSseStream(bodyOf(body, 9)));
+    assert.equal(textOf(chunks), 'Done.');
+    const done = chunks.at(-1);
+    assert.equal(done?.type === 'done' && done.finishReason, 'stop');
+    assert.equal(done?.type === 'done' && done.usage?.total_tokens, 3, 'a last chunk after the finish is read');
+  });
+
+  it('reads incremental whole Chat responses that end with the body, when told to accept an unmarked end', async () => {
+    const body = bodyOf(await fixture('incremental-chat-responses.sse'));
+    const chunks = await collect(readSseStream(body, { acceptUnmarkedEnd: true }));
     assert.equal(textOf(chunks), 'Boots need breaking in.');
     assert.deepEqual(
       chunks.map(c => c.type),
@@ -169,6 +197,14 @@ describe('readNdjsonStream', () => {
     });
   }
 
+  it('fails a body that ends without a marked end as incomplete', async () => {
+    const body = new TextEncoder().encode('{"content":"Cut "}\n{"content":"off"}\n');
+    await assert.rejects(collect(readNdjsonStream(bodyOf(body, 6))), { code: 'incomplete', retryable: true });
+    const accepted = await collect(readNdjsonStream(bodyOf(body, 6), { acceptUnmarkedEnd: true }));
+    assert.equal(textOf(accepted), 'Cut off');
+    assert.equal(accepted.at(-1)?.type, 'done');
+  });
+
   it('tolerates data: prefixes and a [DONE] line', async () => {
     const body = new TextEncoder().encode('data: {"content":"a"}\n\ndata: {"content":"b"}\n[DONE]\n{"content":"c"}\n');
     const chunks = await collect(readNdjsonStream(bodyOf(body, 4)));
@@ -219,7 +255,8 @@ describe('readSseBatches and readNdjsonBatches', () => {
   });
 
   it('gives the chunks of each read of a newline-delimited body together', async () => {
-    const body = readsOf(`${delta('Over ')}\n${delta('HTTP/2')}\n`, `${delta('.')}\n`);
+    const end = JSON.stringify({ choices: [{ delta: { content: '.' }, finish_reason: 'stop' }] });
+    const body = readsOf(`${delta('Over ')}\n${delta('HTTP/2')}\n`, `${end}\n`);
     assert.deepEqual(kinds(await collect(readNdjsonBatches(body))), [['Over ', 'HTTP/2'], ['.'], ['done']]);
   });
 });
