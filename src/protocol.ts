@@ -10,6 +10,14 @@ export type { Citation, Partition, Usage } from './service/types.js';
 /** The header every request to `{endpoint}/session` must carry, with the value `1`. */
 export const csrfHeader = 'X-Persona-Chat';
 
+/**
+ * Sent with a message whose key was sent before (a Retry, or a re-send after a failure): how long ago it was first
+ * sent, in milliseconds (a duration, so that the browser's clock does not matter). The backend then looks for the message and its reply in the service's history before it asks
+ * the service again, even when it no longer knows the run (its store restarted empty, the replay window passed).
+ * A message sent for the first time goes without it, and pays for no such look.
+ */
+export const resendHeader = 'X-Persona-Chat-Resend';
+
 export type ErrorCode =
   | 'invalid_request'
   | 'token_missing'

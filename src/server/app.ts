@@ -8,7 +8,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
-import { csrfHeader } from '../protocol.js';
+import { csrfHeader, resendHeader } from '../protocol.js';
 import { ServiceClient } from '../service/client.js';
 import { ServiceError, redact } from '../service/errors.js';
 import { ConfigError, resolveBasePath, resolveConfig } from './config.js';
@@ -210,7 +210,7 @@ function assembleBackend(config: BackendConfig): Assembled {
     cors({
       allowOrigin: parts.allowsOrigin,
       allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
-      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept', 'Last-Event-ID'],
+      allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept', 'Last-Event-ID', resendHeader],
       exposeHeaders: ['Retry-After', 'X-Request-Id'],
       maxAge: 600,
     }),

@@ -6,7 +6,8 @@
  * live. The browser going away is not a stop: the producer keeps reading the service, bounded by the upstream
  * timeouts, and the log stays for the replay window. A stop is a signal in the store that reaches the producer
  * wherever it runs. A producer that vanished (its lease expired before the reply ended) leaves its run
- * `interrupted`, and retrying the message first looks in the service's history for it and its reply.
+ * `interrupted`, and retrying the message first looks in the service's history for it and its reply; so does a
+ * message the browser says it sent before (`resentAt`) when the store no longer knows its run.
  */
 import { normalizeCitations } from '../citations.js';
 import type { Citation, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
@@ -132,13 +133,16 @@ export class Runs {
   /**
    * A message sent with its key: starts its run, restarts it after a failure or a stop, or finds it running or
    * done. `accepted` settles once the service took the message (or the run was found): it rejects with the error
-   * the run ended with when the service refused it, so the caller can answer with that error.
+   * the run ended with when the service refused it, so the caller can answer with that error. `resentAt`: the
+   * browser sent this key before, first at that time (epoch ms); a run the store does not know then starts by
+   * looking for the message and its reply in the service's history, as a retry of a known run does.
    */
   async send(
     ref: RunRef,
     message: string,
     admit: Admit,
     background: Background = () => {},
+    resentAt?: number,
   ): Promise<{ record: RunRecord; accepted: Promise<void> }> {
     const id = runId(ref);
     const record = await this.#store.getRun(id);
@@ -148,16 +152,18 @@ export class Runs {
         retryable: false,
       });
     }
-    if (!record) return this.#start(() => this.#create(id, ref, message, admit, background));
+    if (!record) return this.#start(() => this.#create(id, ref, message, admit, background, resentAt));
     return this.#attach(id, record, admit, background);
   }
 
   /** A run that does not exist yet: created with its producer's lease, or found when another request won. */
-  async #create(id: string, ref: RunRef, message: string, admit: Admit, background: Background) {
+  async #create(id: string, ref: RunRef, message: string, admit: Admit, background: Background, resentAt?: number) {
     const admission = await admit();
     const now = Date.now();
     const token = newToken();
-    const fresh: RunRecord = { ...ref, message, createdAt: now, attempt: 1, attemptedAt: now };
+    // A message sent before keeps its first time, from which its reply is looked for in the history.
+    const createdAt = Math.min(resentAt ?? now, now);
+    const fresh: RunRecord = { ...ref, message, createdAt, attempt: 1, attemptedAt: now };
     const created = await this.#store
       .createRun(id, fresh, {
         ttlMs: this.#limits.replayWindowMs,
@@ -171,7 +177,7 @@ export class Runs {
     if (created.created) {
       return {
         record: created.record,
-        accepted: this.#produce(id, created.record, token, admission, null, background),
+        accepted: this.#produce(id, created.record, token, admission, resentAt === undefined ? null : [], background),
       };
     }
     await admission.release();

@@ -650,6 +650,7 @@ describe('backend', () => {
           'bearer routes never allow credentials',
         );
         assert.match(res.headers.get('access-control-allow-headers')!, /Idempotency-Key/i);
+        assert.match(res.headers.get('access-control-allow-headers')!, /X-Persona-Chat-Resend/i);
         assert.equal(res.headers.get('access-control-allow-methods'), 'GET,POST,PATCH,DELETE');
         assert.equal(res.headers.get('access-control-max-age'), '600');
         assert.equal(res.status, 204);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { serve } from '@hono/node-server';
 import { createEmulator } from '../../src/emulator/app.js';
+import { resendHeader } from '../../src/protocol.js';
 import type { HealthReport, StreamEvents } from '../../src/protocol.js';
 import { startRedis } from '../support/redis.js';
 import type { RedisServer } from '../support/redis.js';
@@ -202,10 +203,16 @@ describe('two instances behind a load balancer, one Redis', () => {
     });
     assert.equal(created.status, 201, `create: ${created.status}`);
     const { id } = (await created.json()) as { id: string };
-    const send = (message: string, key: string, to?: string, accept = 'text/event-stream') =>
+    const send = (message: string, key: string, to?: string, accept = 'text/event-stream', resentAfterMs?: number) =>
       call(`/conversations/${id}/messages`, {
         method: 'POST',
-        headers: { ...auth, 'content-type': 'application/json', 'idempotency-key': key, accept },
+        headers: {
+          ...auth,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+          accept,
+          ...(resentAfterMs === undefined ? {} : { [resendHeader]: String(resentAfterMs) }),
+        },
         body: JSON.stringify({ message }),
         to,
       });
@@ -387,6 +394,38 @@ describe('two instances behind a load balancer, one Redis', () => {
       ['user', 'assistant'],
     );
     instances.splice(instances.indexOf(b), 1, await startInstance('B', service.url, redis.url));
+  });
+
+  it('takes a reply from the history when Redis restarted empty before the browser saw its end, never asking twice', async () => {
+    slowReplies(40);
+    const chat = await visitor();
+    const key = crypto.randomUUID();
+    const message = 'How long does shipping take?';
+    const sentAt = Date.now();
+    const res = await chat.send(message, key, 'A');
+    const events = eventsOf(res);
+    await readUntil(events, event => event.event === 'delta');
+    // The browser's network drops; the reply goes on to its end at the service, then Redis restarts empty.
+    await events.return(undefined);
+    await until(async () => chat.history().length === 2, 'the service to keep the whole reply');
+    await redis.kill();
+    await redis.start();
+    for (const to of ['A', 'B']) {
+      await until(async () => (await call('/readyz', { to })).status === 200, `${to} to be ready again`);
+    }
+    const followed = await chat.follow(key, null, 'B');
+    assert.equal(followed.status, 404, 'the store forgot the run');
+    await followed.body?.cancel();
+
+    const again = await chat.send(message, key, 'B', 'text/event-stream', Date.now() - sentAt);
+    const replayed = await readUntil(eventsOf(again), terminal);
+    assert.equal(replayed.at(-1)!.event, 'done');
+    assert.equal(textOf(replayed), chat.history()[1]!.content, 'the reply the service kept');
+    assert.equal(service.continuesOf(chat.id).length, 1, 'the message went to the service once');
+    assert.deepEqual(
+      chat.history().map(m => m.role),
+      ['user', 'assistant'],
+    );
   });
 
   it('answers 503 while Redis is down, never crashes, and serves again once it is back', async () => {

@@ -575,6 +575,13 @@ describe('backend replies', () => {
           headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
         });
       await check(await eventsOf(a.token, id, key, 'yesterday'), 400, 'invalid_request');
+      const resent = (age: string) =>
+        api('POST', `/conversations/${id}/messages`, a.token, {
+          body: { message: question },
+          headers: { 'idempotency-key': crypto.randomUUID(), 'x-persona-chat-resend': age, accept: 'application/json' },
+        });
+      await check(await resent('an hour ago'), 400, 'invalid_request');
+      await check(await resent('-5'), 400, 'invalid_request');
       await check(await eventsOf(a.token, id, key, '1-1 event: done'), 400, 'invalid_request');
       await check(await eventsOf(a.token, id, 'no'), 400, 'invalid_request');
       await check(await eventsOf(a.token, id, crypto.randomUUID()), 404, 'run_not_found');

@@ -15,6 +15,7 @@ function service() {
   const calls: { message: string; signal: AbortSignal; push(...chunks: StreamChunk[]): void; fail(e: Error): void }[] =
     [];
   let history: ChatMessage[] = [];
+  let historyReads = 0;
   let refuse: Error | undefined;
   const open = async (_conversationId: string, message: string, signal: AbortSignal) => {
     signal.throwIfAborted();
@@ -46,7 +47,8 @@ function service() {
   return {
     calls,
     open,
-    history: async () => history,
+    history: async () => (historyReads++, history),
+    historyReads: () => historyReads,
     setHistory: (messages: ChatMessage[]) => (history = messages),
     refuseWith: (error: Error | undefined) => (refuse = error),
   };
@@ -296,6 +298,38 @@ describe('Runs', () => {
       retried.map(e => e.data),
       [{ text: 'The whole reply' }, { messageId: 'kept', runId: 'run-kept', finishReason: 'stop', usage: null }],
     );
+  });
+
+  it('answers a re-sent message the store forgot from the history, and asks the service only for what it lacks', async () => {
+    const { runs, upstream, admit, ref, read } = setup();
+    const now = Date.now();
+    // The service answered while the store was away (a Redis restarted empty): the backend knows no run of the key.
+    upstream.setHistory([
+      { role: 'user', content: 'Hello', timestamp: new Date(now - 1000).toISOString() },
+      { role: 'assistant', content: 'The whole reply', messageId: 'kept', conversationRunId: 'run-kept' },
+    ]);
+    const r = ref();
+    await runs.send(r, 'Hello', admit, undefined, now - 1500).then(started => started.accepted);
+    assert.deepEqual(
+      (await read(r.key)).map(e => e.data),
+      [{ text: 'The whole reply' }, { messageId: 'kept', runId: 'run-kept', finishReason: 'stop', usage: null }],
+    );
+    assert.equal(upstream.calls.length, 0, 'nothing is sent twice');
+
+    const lost = ref();
+    await runs.send(lost, 'Never arrived', admit, undefined, now - 1500).then(started => started.accepted);
+    assert.deepEqual(
+      upstream.calls.map(call => call.message),
+      ['Never arrived'],
+      'a message the service lacks is asked once',
+    );
+    upstream.calls[0]!.push({ type: 'delta', text: 'Now answered' }, done('m2'));
+    assert.equal((await read(lost.key)).at(-1)!.event, 'done');
+
+    const reads = upstream.historyReads();
+    await runs.send(ref(), 'Hello', admit).then(started => started.accepted);
+    assert.equal(upstream.historyReads(), reads, 'a message sent for the first time costs no look at the history');
+    assert.equal(upstream.calls.length, 2, 'and goes to the service, even with the text of an answered one');
   });
 
   it('ends a reply past its bytes with finishReason length, and appends bigger pieces near its event bound', async () => {

@@ -7,6 +7,7 @@
 import { Hono } from 'hono';
 import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
+import { resendHeader } from '../../protocol.js';
 import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
 import { keepAliveOf, requestSignal } from '../context.js';
@@ -50,6 +51,7 @@ export function replyRoutes(parts: Parts) {
       });
     }
     const after = lastEventId(c);
+    const resentAt = firstSent(c);
     const { message } = await readJsonBody(c, messageSchema);
     await ownership.check(sub, id, requestSignal(c));
     const admit = async () => {
@@ -59,7 +61,8 @@ export function replyRoutes(parts: Parts) {
     };
     // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
     const keepAlive = keepAliveOf(c);
-    const { record, accepted } = await runs.send({ owner: sub, conversationId: id, key }, message, admit, keepAlive);
+    const ref = { owner: sub, conversationId: id, key };
+    const { record, accepted } = await runs.send(ref, message, admit, keepAlive, resentAt);
     await accepted;
     const naming = updates.nameFromFirstMessage(id, message);
     if (naming) keepAlive(naming);
@@ -186,6 +189,18 @@ function lastEventId(c: Ctx): string | null {
     });
   }
   return value;
+}
+
+/** When a re-sent message was first sent (epoch ms), from the resend header's age; undefined for a first sending. */
+function firstSent(c: Ctx): number | undefined {
+  const value = c.req.header(resendHeader);
+  if (value === undefined) return undefined;
+  if (!/^\d{1,12}$/.test(value)) {
+    throw new HttpError(400, 'invalid_request', `${resendHeader} must be a number of milliseconds.`, {
+      retryable: false,
+    });
+  }
+  return Date.now() - Number(value);
 }
 
 function outcomeOf(event: string, data: string): LogLine['outcome'] {
