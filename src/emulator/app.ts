@@ -201,7 +201,10 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
     '*',
     bodyLimit({
       maxSize: maxBodyBytes,
-      onError() {
+      onError(c) {
+        // The body is refused unread, and a client may stop sending it once it has the answer: the connection cannot
+        // carry another request, so it closes after this one rather than being reused and cut under the next.
+        c.header('connection', 'close');
         throw new EmulatorError(413, 'payload_too_large', `The request body is larger than ${maxBodyBytes} bytes.`);
       },
     }),

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -162,6 +163,40 @@ describe('emulator over real sockets', () => {
       assert.equal(new Set(results.map(textOf)).size, 3);
     } finally {
       h2fetch.close();
+    }
+  });
+
+  it('answers the next request on a kept-alive connection after refusing a body that is too large', async () => {
+    // One socket at most: each request goes on the connection the one before it left, unless that one closed.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const big = 'x'.repeat(2 * 1024 * 1024);
+    const send = (method: string, body?: string, { chunked = false } = {}) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const headers: http.OutgoingHttpHeaders = { 'x-svc-api-key': apiKey, 'content-type': 'application/json' };
+        if (body !== undefined && !chunked) headers['content-length'] = Buffer.byteLength(body);
+        const request = http.request(`${running.url}/conversations`, { method, agent, headers }, response => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+          response.on('error', reject);
+        });
+        request.on('error', reject);
+        request.setTimeout(5000, () => request.destroy(new Error(`${method} was not answered in 5 s`)));
+        request.end(body);
+      });
+    try {
+      // With a Content-Length, then without one (chunked), twice each.
+      for (let round = 0; round < 4; round++) {
+        const refused = await send('POST', big, { chunked: round % 2 === 1 });
+        assert.equal(refused.status, 413, `round ${round}`);
+        assert.equal(JSON.parse(refused.body).error.code, 'payload_too_large');
+        const list = await send('GET');
+        assert.equal(list.status, 200, `round ${round}`);
+        assert.ok(Array.isArray(JSON.parse(list.body).data));
+      }
+    } finally {
+      agent.destroy();
     }
   });
 });
