@@ -4,10 +4,20 @@ import { SignJWT, base64url } from 'jose';
 import type { ConversationDetail, ConversationList, ConversationSummary, ErrorEnvelope } from '../../src/protocol.js';
 import { createBackend } from '../../src/server/app.js';
 import type { BackendConfig, LogLine } from '../../src/server/config.js';
+import { RedisStore } from '../../src/server/redis-store.js';
+import { MemoryStore } from '../../src/server/store.js';
+import { startRedis } from '../support/redis.js';
 import { ada, apiKey, juniper } from '../support/service.js';
 import { base, expectError, setup, siteOrigin, tokenSecret, transcript } from '../support/backend.js';
 
 const secret = new TextEncoder().encode(tokenSecret);
+
+/** The response, or 'late' when it has not come within `ms` (a hung response is then left behind). */
+const within = (response: Promise<Response>, ms: number) => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>(resolve => (timer = setTimeout(resolve, ms, 'late')));
+  return Promise.race([response, late]).finally(() => clearTimeout(timer));
+};
 
 /** A token signed with our secret (or another), with the claims given. */
 async function forge(claims: Record<string, unknown>, { alg = 'HS256', key = secret } = {}) {
@@ -607,6 +617,49 @@ describe('backend', () => {
         [ready.status, await ready.json()],
         [503, { status: 'unavailable', store: 'ok', service: 'unavailable' }],
       );
+    });
+
+    it('is not ready, and says so in time, while the store does not answer', async () => {
+      class StalledStore extends MemoryStore {
+        override ping() {
+          return new Promise<void>(() => {});
+        }
+      }
+      const { request } = setup({ backend: { store: new StalledStore() } });
+      const ready = await within(request('GET', '/readyz'), 2000);
+      assert.ok(ready instanceof Response, '/readyz answered within 2 s');
+      assert.deepEqual(
+        [ready.status, await ready.json()],
+        [503, { status: 'unavailable', store: 'unavailable', service: 'ok' }],
+      );
+    });
+
+    it('is not ready, and says so in time, while Redis is stalled; ready again once it goes on', async () => {
+      const redis = await startRedis();
+      const store = new RedisStore({ url: redis.url, onStatus: () => {} });
+      try {
+        const { request } = setup({ backend: { store } });
+        const deadline = Date.now() + 10_000;
+        while ((await request('GET', '/readyz')).status !== 200) {
+          assert.ok(Date.now() < deadline, 'ready once Redis answers');
+          await new Promise(resolve => setTimeout(resolve, 20));
+        }
+        // A paused process keeps its connections open and answers nothing: a ping sent to it waits.
+        redis.pause();
+        const ready = await within(request('GET', '/readyz'), 2000);
+        assert.ok(ready instanceof Response, '/readyz answered within 2 s');
+        assert.deepEqual(
+          [ready.status, await ready.json()],
+          [503, { status: 'unavailable', store: 'unavailable', service: 'ok' }],
+        );
+        redis.resume();
+        const again = await within(request('GET', '/readyz'), 2000);
+        assert.ok(again instanceof Response && again.status === 200, 'ready again');
+      } finally {
+        redis.resume();
+        await store.close();
+        await redis.stop();
+      }
     });
   });
 

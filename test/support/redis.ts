@@ -14,6 +14,10 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** Stalls it (SIGSTOP): connections stay open and nothing is answered, until `resume()`. */
+  pause(): void;
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -81,6 +85,8 @@ export async function startRedis(): Promise<RedisServer> {
     start: async () => {
       child = await launch(port);
     },
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     stop: kill,
   };
 }

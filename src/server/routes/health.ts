@@ -1,14 +1,20 @@
 /**
  * @module
  * Health checks for a load balancer or an orchestrator: `GET /healthz` says the process answers (liveness);
- * `GET /readyz` says this instance should get traffic: its store answers, the service answers, and it is not
- * draining. The service is asked at most every few seconds, whatever the rate of probes.
+ * `GET /readyz` says this instance should get traffic: its store answers (within a second), the service answers,
+ * and it is not draining. The service is asked at most every few seconds, whatever the rate of probes.
  */
 import { Hono } from 'hono';
 import type { HealthReport } from '../../protocol.js';
 import type { Env, Parts } from '../context.js';
 
 const serviceCheckMs = 5000;
+/**
+ * How long the store has to answer a probe. A stalled Redis (a paused process, a connection gone half-open) leaves a
+ * ping unanswered until the store's own command timeout or longer, and a probe that does not answer in time tells a
+ * load balancer nothing: past this, the store counts as unavailable.
+ */
+const storePingMs = 1000;
 /** An externalUserId no visitor has: listing its conversations is the cheapest authenticated call there is. */
 const probeUser = 'persona-chat:readiness-probe';
 
@@ -27,23 +33,27 @@ export function healthRoutes({ service, store, runs }: Parts) {
     return serviceCheck.result;
   };
 
+  const storeUp = () => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>(resolve => (timer = setTimeout(resolve, storePingMs, false)));
+    const answered = store.ping().then(
+      () => true,
+      () => false,
+    );
+    return Promise.race([answered, late]).finally(() => clearTimeout(timer));
+  };
+
   app.get('/healthz', c => {
     c.header('cache-control', 'no-store');
     return c.json({ status: 'ok' });
   });
 
   app.get('/readyz', async c => {
-    const [storeUp, serviceIsUp] = await Promise.all([
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-      serviceUp(),
-    ]);
-    const ready = storeUp && serviceIsUp && !runs.draining;
+    const [storeIsUp, serviceIsUp] = await Promise.all([storeUp(), serviceUp()]);
+    const ready = storeIsUp && serviceIsUp && !runs.draining;
     const report: HealthReport = {
       status: runs.draining ? 'draining' : ready ? 'ready' : 'unavailable',
-      store: storeUp ? 'ok' : 'unavailable',
+      store: storeIsUp ? 'ok' : 'unavailable',
       service: serviceIsUp ? 'ok' : 'unavailable',
     };
     c.header('cache-control', 'no-store');
