@@ -274,8 +274,12 @@ export class Runs {
     signal: AbortSignal,
   ): AsyncGenerator<LoggedEvent[]> {
     let cursor = after;
+    // A reader that comes back with an id may be past the end already (it saw the terminal event, then lost its
+    // connection): it looks before it waits, so that it gets the end again at once rather than a wait later.
+    let waitMs = after === null ? this.#leaseMs / 3 : 0;
     while (!signal.aborted) {
-      const events = await this.#store.readEvents(id, cursor, { waitMs: this.#leaseMs / 3, signal });
+      const events = await this.#store.readEvents(id, cursor, { waitMs, signal });
+      waitMs = this.#leaseMs / 3;
       const end = events.findIndex(event => event.attempt !== attempt || isTerminal(event));
       if (end >= 0) {
         // A new attempt ends this reader before its first event; a terminal event is the last one it gets.

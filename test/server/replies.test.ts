@@ -30,6 +30,23 @@ async function readEvents(response: Response, count: number) {
   return { reader, seen: parseEvents(text.slice(0, text.lastIndexOf('\n\n') + 2)) };
 }
 
+/** The frames of an SSE body with their ids, data left as sent; comments are left out. */
+const framesOf = (text: string) =>
+  text
+    .split('\n\n')
+    .filter(block => block.trim() && !block.startsWith(':'))
+    .map(block => {
+      const field = (name: string) => block.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1] ?? null;
+      return { id: field('id'), event: field('event'), data: field('data') };
+    });
+
+/** The promise's value, or 'late' when it has not settled within `ms` (it is then left behind). */
+const within = <T>(promise: Promise<T>, ms: number) => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>(resolve => (timer = setTimeout(resolve, ms, 'late')));
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+};
+
 const normalized = (list: Event[]) =>
   list.map(e =>
     e.event === 'meta'
@@ -510,6 +527,37 @@ describe('backend replies', () => {
       assert.deepEqual(retried[0]!.data, { conversationId: id, key: failedKey, attempt: 2 });
       assert.equal(retried.at(-1)!.event, 'done');
       assert.equal(continues().length, 3);
+    });
+
+    it('follows a finished run from its terminal event with that event again, at once', async () => {
+      const { session, conversation, send, api, emulator } = setup();
+      const { token } = await session();
+      const id = await conversation(token);
+      const doneKey = crypto.randomUUID();
+      const done = framesOf(await (await send(token, id, question, { key: doneKey })).text()).at(-1)!;
+      emulator.faults.set({ cut: { afterChunks: 2, count: 1 } });
+      const failedKey = crypto.randomUUID();
+      const failed = framesOf(await (await send(token, id, 'membership', { key: failedKey })).text()).at(-1)!;
+      assert.deepEqual([done.event, failed.event], ['done', 'error']);
+      for (const [key, terminal] of [
+        [doneKey, done],
+        [failedKey, failed],
+      ] as const) {
+        const res = await api('GET', `/conversations/${id}/runs/${key}/events`, token, {
+          headers: { 'last-event-id': terminal.id! },
+        });
+        assert.equal(res.status, 200);
+        // The browser saw the end and lost the connection before it closed: it follows again and gets the end again
+        // (a stream without one would be a drop, followed again and again), without waiting for more.
+        const text = await within(res.text(), 2000);
+        assert.notEqual(text, 'late', `the ${terminal.event} run's stream ended within 2 s`);
+        const frames = framesOf(text as string);
+        assert.deepEqual(
+          frames.map(f => f.event),
+          ['meta', terminal.event],
+        );
+        assert.deepEqual(frames[1], terminal, 'the same event, with its id');
+      }
     });
 
     it('answers 404 for a conversation the service no longer has, and keeps the run failed', async () => {
