@@ -39,7 +39,8 @@ export type ErrorCode =
   | 'upstream_unavailable'
   | 'upstream_timeout'
   | 'interrupted'
-  | 'server_restarting';
+  | 'server_restarting'
+  | 'store_unavailable';
 
 /** Every error the backend answers, whatever the route. */
 export interface ErrorEnvelope {

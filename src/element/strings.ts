@@ -27,6 +27,8 @@ export const en = {
   notAnswered: 'This message has not been answered.',
   stopped: 'Stopped.',
   interrupted: 'This reply was interrupted.',
+  /** Shown in a reply while the connection to it is being made again (a lost network, a restarted server). */
+  reconnecting: 'Reconnecting…',
   newMessages: 'New messages',
   charactersLeft: (n: number) => (n === 1 ? '1 character left' : `${n.toLocaleString('en')} characters left`),
   relevance: (percent: string) => `Relevance ${percent}`,

@@ -62,12 +62,17 @@ const statusOfCode: Record<ErrorCode, number> = {
   upstream_unavailable: 503,
   interrupted: 503,
   server_restarting: 503,
+  store_unavailable: 503,
   upstream_timeout: 504,
 };
 
 /** The error an `error` event of a run stands for, with the status its code is answered with. */
 export const errorOfEvent = (event: { code: ErrorCode; message: string; retryable: boolean }) =>
   new HttpError(statusOfCode[event.code] ?? 502, event.code, event.message, { retryable: event.retryable });
+
+/** A reply that ended before it was complete, through no refusal of the service's: it can be asked again. */
+export const interrupted = (cause?: unknown) =>
+  new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.', { retryable: true, cause });
 
 export const notFound = () =>
   new HttpError(404, 'conversation_not_found', 'There is no such conversation.', { retryable: false });
@@ -81,6 +86,11 @@ export function fromServiceError(error: ServiceError): HttpError {
     return new HttpError(504, 'upstream_timeout', 'The conversation service took too long to answer.', {
       cause: error,
     });
+  }
+  if (error.status === 0 && (error.code === 'stream_error' || error.code === 'incomplete')) {
+    // The connection to the service broke, or was ended cleanly, in the middle of the reply: no refusal of the
+    // service's, and the service kept nothing of it (the history is looked at before the message is sent again).
+    return interrupted(error);
   }
   if (error.status === 0 && error.code === 'network_error') {
     return new HttpError(503, 'upstream_unavailable', 'The conversation service cannot be reached.', { cause: error });
@@ -102,7 +112,7 @@ export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return fromServiceError(error);
   if (error instanceof StoreUnavailableError) {
-    return new HttpError(503, 'upstream_unavailable', 'The chat is briefly unavailable. Try again shortly.', {
+    return new HttpError(503, 'store_unavailable', 'The chat is briefly unavailable. Try again shortly.', {
       cause: error,
       retryAfter: 2,
     });

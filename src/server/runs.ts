@@ -12,7 +12,7 @@
 import { normalizeCitations } from '../citations.js';
 import type { Citation, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
 import type { ChatMessage, StreamChunk } from '../service/types.js';
-import { HttpError, errorOfEvent, toHttpError } from './errors.js';
+import { HttpError, errorOfEvent, interrupted, toHttpError } from './errors.js';
 import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
 
 export interface RunLimits {
@@ -487,7 +487,7 @@ export class Runs {
             if (!more) await flush();
           }
         }
-        throw new HttpError(502, 'upstream_error', 'The reply ended before it was complete.');
+        throw interrupted();
       } catch (error) {
         const halt = abort.signal.reason instanceof Halt ? abort.signal.reason : error instanceof Halt ? error : null;
         if (halt?.why === 'lease-lost') return accept();
@@ -567,9 +567,6 @@ export class Runs {
     }
   }
 }
-
-export const interrupted = () =>
-  new HttpError(503, 'interrupted', 'The reply was interrupted before it was complete.', { retryable: true });
 
 export const restarting = () =>
   new HttpError(503, 'server_restarting', 'This server is restarting. The reply goes on elsewhere.', {

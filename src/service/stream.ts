@@ -179,7 +179,7 @@ function normalizeUsage(usage: Json): Usage {
 
 function streamError(data: string): ServiceError {
   let message = 'The service reported an error in the stream.';
-  let code = 'stream_error';
+  let code = 'service_error';
   try {
     const parsed: unknown = JSON.parse(data);
     const inner = isObject(parsed) && isObject(parsed.error) ? parsed.error : parsed;

@@ -435,7 +435,7 @@ describe('two instances behind a load balancer, one Redis', () => {
     for (const to of ['A', 'B']) {
       const res = await chat.send('Are you there?', crypto.randomUUID(), to, 'application/json');
       assert.equal(res.status, 503, `a message on ${to}`);
-      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'upstream_unavailable');
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'store_unavailable');
       const ready = await call('/readyz', { to });
       assert.equal(ready.status, 503);
       assert.deepEqual(await ready.json(), { status: 'unavailable', store: 'unavailable', service: 'ok' });

@@ -283,7 +283,7 @@ describe('a proxy between the backend and the service that ends a reply cleanly 
       assert.ok(textOfEvents(cut).length > 0, 'some text came before the end');
       assert.deepEqual(cut.at(-1), {
         event: 'error',
-        data: { code: 'upstream_error', message: 'The conversation service failed to answer.', retryable: true },
+        data: { code: 'interrupted', message: 'The reply was interrupted before it was complete.', retryable: true },
       });
       assert.ok(!cut.some(event => event.event === 'done'), 'never done');
 

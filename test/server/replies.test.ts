@@ -321,7 +321,7 @@ describe('backend replies', () => {
       assert.equal(emulator.store.get(id)!.chatMessagesCount, 2, 'the service stored the run');
     });
 
-    it('ends a stream the service cuts with a retryable error event', async () => {
+    it('ends a stream the connection to the service cuts as interrupted, which can be asked again', async () => {
       const { session, conversation, send, emulator } = setup();
       const { token } = await session();
       const id = await conversation(token);
@@ -329,7 +329,7 @@ describe('backend replies', () => {
       const list = await events(await send(token, id, question));
       assert.deepEqual(list.at(-1), {
         event: 'error',
-        data: { code: 'upstream_error', message: 'The conversation service failed to answer.', retryable: true },
+        data: { code: 'interrupted', message: 'The reply was interrupted before it was complete.', retryable: true },
       });
       assert.equal(list.filter(e => e.event === 'done' || e.event === 'error').length, 1);
       const textOf = (events: typeof list) => events.map(e => (e.event === 'delta' ? e.data.text : '')).join('');
@@ -511,9 +511,9 @@ describe('backend replies', () => {
       void reader.cancel();
       assert.equal((await api('POST', `/conversations/${id}/runs/${stoppedKey}/stop`, token)).status, 202);
       await events(await api('GET', `/conversations/${id}/runs/${stoppedKey}/events`, token));
-      emulator.faults.set({ cut: { afterChunks: 2, count: 1 } });
+      emulator.faults.set({ status: { code: 500, count: 1, on: 'continue' } });
       const failedKey = crypto.randomUUID();
-      await events(await send(token, id, 'membership', { key: failedKey }));
+      assert.equal((await send(token, id, 'membership', { key: failedKey })).status, 502);
       const listed = await detail(api, token, id);
       assert.deepEqual(
         listed.runs.map(r => [r.key, r.status, r.error?.code ?? null]),

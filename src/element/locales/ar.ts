@@ -25,6 +25,7 @@ export default {
   notAnswered: 'لم يتم الرد على هذه الرسالة.',
   stopped: 'تم الإيقاف.',
   interrupted: 'انقطع هذا الرد.',
+  reconnecting: 'جارٍ إعادة الاتصال…',
   newMessages: 'رسائل جديدة',
   helpful: 'مفيد',
   notHelpful: 'غير مفيد',

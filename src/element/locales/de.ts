@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Auf diese Nachricht gibt es noch keine Antwort.',
   stopped: 'Angehalten.',
   interrupted: 'Diese Antwort wurde unterbrochen.',
+  reconnecting: 'Verbindung wird wiederhergestellt…',
   newMessages: 'Neue Nachrichten',
   helpful: 'Hilfreich',
   notHelpful: 'Nicht hilfreich',

@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Este mensaje no ha recibido respuesta.',
   stopped: 'Detenido.',
   interrupted: 'Esta respuesta se interrumpió.',
+  reconnecting: 'Reconectando…',
   newMessages: 'Mensajes nuevos',
   helpful: 'Útil',
   notHelpful: 'No útil',

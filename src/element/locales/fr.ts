@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Ce message n’a pas reçu de réponse.',
   stopped: 'Arrêté.',
   interrupted: 'Cette réponse a été interrompue.',
+  reconnecting: 'Reconnexion…',
   newMessages: 'Nouveaux messages',
   helpful: 'Utile',
   notHelpful: 'Pas utile',

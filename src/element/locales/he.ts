@@ -25,6 +25,7 @@ export default {
   notAnswered: 'ההודעה הזו לא נענתה.',
   stopped: 'נעצר.',
   interrupted: 'התשובה הזו נקטעה.',
+  reconnecting: 'מתחבר מחדש…',
   newMessages: 'הודעות חדשות',
   helpful: 'מועיל',
   notHelpful: 'לא מועיל',

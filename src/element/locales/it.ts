@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Questo messaggio non ha ricevuto risposta.',
   stopped: 'Interrotto.',
   interrupted: 'Questa risposta è stata interrotta.',
+  reconnecting: 'Riconnessione in corso…',
   newMessages: 'Nuovi messaggi',
   helpful: 'Utile',
   notHelpful: 'Non utile',

@@ -25,6 +25,7 @@ export default {
   notAnswered: 'このメッセージにはまだ回答がありません。',
   stopped: '停止しました。',
   interrupted: 'この回答は中断されました。',
+  reconnecting: '再接続しています…',
   newMessages: '新しいメッセージ',
   helpful: '役に立った',
   notHelpful: '役に立たなかった',

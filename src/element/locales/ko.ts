@@ -25,6 +25,7 @@ export default {
   notAnswered: '이 메시지에는 아직 답변이 없습니다.',
   stopped: '중지됨.',
   interrupted: '이 답변이 중단되었습니다.',
+  reconnecting: '다시 연결하는 중…',
   newMessages: '새 메시지',
   helpful: '도움이 됨',
   notHelpful: '도움이 안 됨',

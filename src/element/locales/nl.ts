@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Dit bericht is niet beantwoord.',
   stopped: 'Gestopt.',
   interrupted: 'Dit antwoord is onderbroken.',
+  reconnecting: 'Opnieuw verbinden…',
   newMessages: 'Nieuwe berichten',
   helpful: 'Nuttig',
   notHelpful: 'Niet nuttig',

@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Na tę wiadomość nie ma odpowiedzi.',
   stopped: 'Zatrzymano.',
   interrupted: 'Ta odpowiedź została przerwana.',
+  reconnecting: 'Ponowne łączenie…',
   newMessages: 'Nowe wiadomości',
   helpful: 'Pomocne',
   notHelpful: 'Niepomocne',

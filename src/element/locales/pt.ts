@@ -25,6 +25,7 @@ export default {
   notAnswered: 'Esta mensagem não foi respondida.',
   stopped: 'Parado.',
   interrupted: 'Esta resposta foi interrompida.',
+  reconnecting: 'Reconectando…',
   newMessages: 'Novas mensagens',
   helpful: 'Útil',
   notHelpful: 'Não foi útil',

@@ -25,6 +25,7 @@ export default {
   notAnswered: '此消息尚未得到回复。',
   stopped: '已停止。',
   interrupted: '此回复被中断了。',
+  reconnecting: '正在重新连接…',
   newMessages: '新消息',
   helpful: '有帮助',
   notHelpful: '没有帮助',

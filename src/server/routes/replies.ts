@@ -12,8 +12,8 @@ import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js
 import type { LogLine } from '../config.js';
 import { keepAliveOf, requestSignal } from '../context.js';
 import type { Ctx, Env, Parts } from '../context.js';
-import { HttpError, errorOfEvent, noteFailure } from '../errors.js';
-import { fold, interrupted, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
+import { HttpError, errorOfEvent, interrupted, noteFailure } from '../errors.js';
+import { fold, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
 import { eventFrames, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
