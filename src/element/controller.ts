@@ -8,6 +8,7 @@
  * removed from the page cancels everything it started and sends nothing more.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import { resendHeader } from '../protocol.js';
 import type { ConversationDetail, ConversationList, RunView, StreamEvents } from '../protocol.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { session, withLock } from './session.js';
@@ -54,6 +55,16 @@ const creations = new Map<string | ChatStorage, Promise<string>>();
 
 const newKey = () => crypto.randomUUID();
 
+/**
+ * A failure of the way to the reply rather than a refusal (an instance gone or draining, a store restarted, a cut
+ * connection, a lost network): the message is sent again with its key, on its own, and the backend looks in the
+ * service's history first. What the service refused, and the visitor's own limits, wait for Retry.
+ */
+const recoverable = (error: unknown) =>
+  error instanceof PersonaChatError &&
+  error.retryable &&
+  !/^(upstream_error|upstream_unavailable|rate_limited|too_many_sessions)$/.test(error.code);
+
 /** The path of a conversation, or of something in it: `/conversations/<id>/runs/<key>/stop`, each part encoded. */
 const conversationPath = (...parts: string[]) => `/conversations/${parts.map(encodeURIComponent).join('/')}`;
 
@@ -78,6 +89,8 @@ export class ChatController implements ReactiveController {
   #frame = 0;
   /** Bumped when the conversation is left (new conversation, removal): stale work sees it and stops. */
   #generation = 0;
+  /** When each message key was first sent (epoch ms): a key sent again says how long ago. */
+  readonly #sentAt = new Map<string, number>();
 
   constructor(host: ChatHost) {
     this.#host = host;
@@ -160,6 +173,7 @@ export class ChatController implements ReactiveController {
     const detail = (await response.json()) as ConversationDetail;
     if (generation !== this.#generation) return [];
     const runs = (detail.runs ?? []).map(run => ({ ...run, citations: asCitations(run.citations) }));
+    for (const run of runs) this.#sentAt.set(run.key, Date.parse(run.createdAt));
     this.#apply({
       type: 'restored',
       conversationId: detail.id,
@@ -251,7 +265,7 @@ export class ChatController implements ReactiveController {
     return handle.result;
   }
 
-  /** Sends the next queued turn, when nothing is being answered and no failure holds the queue. */
+  /** Sends the next queued turn, when nothing is being answered. */
   #pump() {
     const next = nextQueued(this.state);
     const handle = next && this.#handles.get(next.id);
@@ -490,24 +504,25 @@ export class ChatController implements ReactiveController {
   }
 
   /**
-   * Sends the turn's message (or, for a reply already running, follows it) until its reply ends. When the backend
-   * instance that took it is shutting down, the message is sent again with its key after a short pause: another
-   * instance takes the run over.
+   * Sends the turn's message (or, for a reply already running, follows it) until its reply ends. After a failure of
+   * the way to the reply (`recoverable`), the message is sent again with its key after a short pause, while the
+   * turn shows it is reconnecting: another instance takes the run over, or the backend finds the reply in the
+   * service's history. Repeated failures are the turn's failure.
    */
   async #deliver(handle: TurnHandle, conversationId: string, followOnly = false) {
-    // Long enough for a load balancer to notice the instance is draining (about 11 s in all).
+    // Long enough for a load balancer to notice an instance is draining or gone (about 11 s in all).
     const pauses = [500, 1000, 2000, 4000, 4000];
-    for (let restarts = 0; ; restarts++) {
+    for (let tries = 0; ; tries++) {
       try {
-        if (followOnly && restarts === 0) await this.#follow(handle, conversationId);
+        if (followOnly && !tries) await this.#follow(handle, conversationId);
         else await this.#stream(handle, conversationId);
-        if (handle.restarting) throw handle.restarting;
+        if (handle.recover) throw handle.recover;
         return;
       } catch (error) {
-        handle.restarting = undefined;
-        const restarting = error instanceof PersonaChatError && error.code === 'server_restarting';
-        if (!restarting || restarts >= pauses.length) throw error;
-        await pauseFor(pauses[restarts]!, handle.signal);
+        handle.recover = undefined;
+        if (!recoverable(error) || tries >= pauses.length) throw error;
+        this.#apply({ type: 'reconnecting', id: handle.id });
+        await pauseFor(pauses[tries]!, handle.signal);
       }
     }
   }
@@ -516,13 +531,17 @@ export class ChatController implements ReactiveController {
   async #stream(handle: TurnHandle, conversationId: string) {
     let accepted = false;
     handle.sent = true;
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': handle.key };
+    const sentAt = this.#sentAt.get(handle.key);
+    if (sentAt === undefined) this.#sentAt.set(handle.key, Date.now());
+    else headers[resendHeader] = String(Math.max(0, Date.now() - sentAt));
     let terminal: boolean;
     try {
       terminal = await readStream(
         conversationPath(conversationId, 'messages'),
         {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'idempotency-key': handle.key },
+          headers,
           body: JSON.stringify({ message: handle.text }),
         },
         this.#fetch,
@@ -609,7 +628,7 @@ export class ChatController implements ReactiveController {
       case 'error': {
         const e = data as StreamEvents['error'];
         const error = new PersonaChatError(e.code, String(e.message), e.retryable !== false);
-        if (e.code === 'server_restarting') handle.restarting = error;
+        if (recoverable(error)) handle.recover = error;
         else this.#failed(handle, error);
         return true;
       }
@@ -635,23 +654,25 @@ export class ChatController implements ReactiveController {
   }
 
   /**
-   * The turn failed. Refused for good before the backend took it (too long, not allowed): it is taken out and its
-   * text, with the texts queued behind it, goes back to the composer. Otherwise it stays, with Retry.
+   * The turn failed, which stops the queue as Stop does: the texts queued behind it go back to the composer, in
+   * order, and a message sent after it goes at once. Refused for good before the backend took it (too long, not
+   * allowed): the turn is taken out and its text goes back first. Otherwise it stays, with Retry.
    */
   #failed(handle: TurnHandle, error: unknown) {
     this.#handles.delete(handle.id);
     if (handle.settled || isAbort(error)) return;
     const failure = error instanceof PersonaChatError ? error : networkError(error);
     const turn = this.#turn(handle.id);
+    const unsent = this.#dropQueued();
     if (turn && !failure.retryable && turn.status === TurnStatus.accepting) {
-      const unsent = [handle.text, ...this.#dropQueued()];
+      unsent.unshift(handle.text);
       this.tab.removePending(handle.key);
       this.#apply({ type: 'removed', ids: [handle.id] });
-      this.onUnsent(unsent);
     } else if (turn) {
       const { code, retryable } = failure;
       this.#apply({ type: code === 'interrupted' ? code : 'failed', id: handle.id, code, retryable });
     }
+    if (unsent.length) this.onUnsent(unsent);
     this.#report(failure);
     handle.reject(failure);
     this.#pump();

@@ -203,6 +203,9 @@ function markdown(
 const typing = (strings: Strings) =>
   html`<span class="typing" role="status" aria-label=${strings.typing}><span></span><span></span><span></span></span>`;
 
+/** Said in a reply whose connection is being made again, in place of an error. */
+const reconnecting = (strings: Strings) => html`<p class="reconnecting" role="status">${strings.reconnecting}</p>`;
+
 function feedbackButtons(id: string, messageId: string | null, feedback: Feedback | undefined, context: RenderContext) {
   const { strings, actions } = context;
   return html`<div class="reply-actions">
@@ -344,11 +347,10 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
     case TurnStatus.queued:
       return nothing;
     case TurnStatus.accepting:
-      return assistant(true, typing(strings), context);
     case TurnStatus.streaming:
       return assistant(
         true,
-        turn.reply ? markdown(owner, key, turn.reply, false, context, sourceCount || undefined).parts : typing(strings),
+        html`${turn.reply ? markdown(owner, key, turn.reply, false, context, sourceCount || undefined).parts : turn.reconnecting ? nothing : typing(strings)}${turn.reconnecting ? reconnecting(strings) : nothing}`,
         context,
       );
     case TurnStatus.done:
@@ -373,7 +375,7 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
 
 export function renderTurn(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
   const queued = turn.status === TurnStatus.queued;
-  return html`<div class="item" data-key=${turn.id} data-status=${turn.status}>
+  return html`<div class="item" data-key=${turn.id} data-status=${turn.status} ?data-reconnecting=${turn.reconnecting}>
     ${user(turn.text, context, queued)}
     ${reply(owner, turn, canRetry, context)}
   </div>`;

@@ -368,6 +368,11 @@ export const styles = [
     gap: 8px;
     margin-block-start: 6px;
   }
+  .reconnecting {
+    font-size: 0.85em;
+    margin-block: 6px 0;
+    opacity: 0.8;
+  }
   .text-button {
     border: 1px solid currentColor;
     background: transparent;

@@ -58,8 +58,8 @@ export interface Turn {
   /** The run's attempt the reply belongs to; a new attempt starts the text afresh. */
   attempt: number;
   error: { code: string; retryable: boolean } | null;
-  /** A failure while later turns waited: they wait for this one's Retry (or a Stop). */
-  holdsQueue: boolean;
+  /** The connection to the reply is being made again (after a lost network, a restarted server): no error yet. */
+  reconnecting?: boolean;
   /** ISO 8601, for a turn the backend listed (a reload, another tab); null for one this page sent. */
   createdAt: string | null;
   feedback?: Feedback;
@@ -95,6 +95,7 @@ export type ChatEvent =
   | { type: 'stopped'; id: string; key?: string }
   | { type: 'removed'; ids: string[] }
   | { type: 'retrying'; id: string }
+  | { type: 'reconnecting'; id: string }
   | { type: 'feedback'; id: string; value: Feedback };
 
 export const initialState: ChatState = {
@@ -112,9 +113,9 @@ export const isSettled = (status: TurnStatus) => !isActive(status) && status !==
 /** The turn being answered, if any. */
 export const activeTurn = (state: ChatState) => state.turns.find(turn => isActive(turn.status));
 
-/** The turn that stands for the conversation: the one being answered or failing the queue, else the newest. */
+/** The turn that stands for the conversation: the one being answered, else the newest sent. */
 export function currentTurn(state: ChatState): Turn | undefined {
-  return activeTurn(state) ?? state.turns.find(turn => turn.holdsQueue) ?? state.turns.findLast(t => !isQueued(t));
+  return activeTurn(state) ?? state.turns.findLast(t => !isQueued(t));
 }
 
 const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
@@ -148,10 +149,9 @@ export function timeline(state: ChatState): Entry[] {
   return entries;
 }
 
-/** The next queued turn to send, unless a turn is being answered or a failure holds the queue. */
+/** The next queued turn to send, unless a turn is being answered. */
 export function nextQueued(state: ChatState): Turn | undefined {
-  if (activeTurn(state) || state.turns.some(turn => turn.holdsQueue)) return undefined;
-  return state.turns.find(isQueued);
+  return activeTurn(state) ? undefined : state.turns.find(isQueued);
 }
 
 const runStatus: Record<RunView['status'], TurnStatus> = {
@@ -176,17 +176,17 @@ export function turnOfRun(run: RunView): Turn {
     lastEventId: run.lastEventId,
     attempt: run.attempt,
     error: run.error && { code: run.error.code, retryable: run.error.retryable },
-    holdsQueue: false,
     createdAt: run.createdAt,
   };
 }
 
+/** Changes one turn; whatever happens to it ends its reconnecting, unless the change says otherwise. */
 function updateTurn(state: ChatState, id: string, change: (turn: Turn) => Partial<Turn>): ChatState {
   let changed = false;
   const turns = state.turns.map(turn => {
     if (turn.id !== id) return turn;
     changed = true;
-    return { ...turn, ...change(turn) };
+    return { ...turn, reconnecting: false, ...change(turn) };
   });
   return changed ? { ...state, turns } : state;
 }
@@ -246,7 +246,6 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
             lastEventId: null,
             attempt: 1,
             error: null,
-            holdsQueue: false,
             createdAt: null,
           },
         ],
@@ -257,15 +256,17 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
       if (!turn) return state;
       const others = state.turns.filter(t => t.id !== event.id);
       const at = others.findIndex(isQueued);
-      const moved = { ...turn, status: TurnStatus.accepting, error: null, holdsQueue: false };
+      const moved = { ...turn, status: TurnStatus.accepting, error: null };
       const turns = at < 0 ? [...others, moved] : [...others.slice(0, at), moved, ...others.slice(at)];
       return { ...state, turns };
     }
     case 'accepted':
       return updateTurn(state, event.id, turn => ({
         status: TurnStatus.streaming,
-        // A new attempt of the run writes its reply afresh.
-        ...(event.attempt !== turn.attempt ? { reply: '', citations: [], attempt: event.attempt } : {}),
+        // A new attempt of the run writes its reply afresh (so does a message sent again: see `reconnecting`).
+        ...(event.attempt !== turn.attempt
+          ? { reply: '', citations: [], lastEventId: null, attempt: event.attempt }
+          : {}),
       }));
     case 'delta':
       return updateTurn(state, event.id, turn => ({
@@ -287,26 +288,18 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
         error: null,
       }));
     case 'failed':
-    case 'interrupted': {
-      const waiting = state.turns.some(isQueued);
+    case 'interrupted':
       return updateTurn(state, event.id, () => ({
         status: event.type === 'failed' ? TurnStatus.failed : TurnStatus.interrupted,
         error: { code: event.code, retryable: event.type === 'interrupted' || event.retryable },
-        holdsQueue: waiting && (event.type === 'interrupted' || event.retryable),
       }));
-    }
     case 'stopped':
-      return updateTurn(state, event.id, turn => ({
-        status: TurnStatus.stopped,
-        holdsQueue: false,
-        key: event.key ?? turn.key,
-      }));
-    case 'removed': {
-      const turns = state.turns.filter(turn => !event.ids.includes(turn.id));
-      // With nothing queued any more, a failure holds nothing back.
-      const waiting = turns.some(isQueued);
-      return { ...state, turns: waiting ? turns : turns.map(turn => ({ ...turn, holdsQueue: false })) };
-    }
+      return updateTurn(state, event.id, turn => ({ status: TurnStatus.stopped, key: event.key ?? turn.key }));
+    case 'removed':
+      return { ...state, turns: state.turns.filter(turn => !event.ids.includes(turn.id)) };
+    case 'reconnecting':
+      // What was written stays in view; the message sent again is answered from its start (attempt 0 matches none).
+      return updateTurn(state, event.id, () => ({ reconnecting: true, attempt: 0 }));
     case 'retrying':
       // The reply is written afresh: the backend sends the run again from its start (or its next attempt).
       return updateTurn(state, event.id, () => ({
@@ -316,7 +309,6 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
         messageId: null,
         lastEventId: null,
         error: null,
-        holdsQueue: false,
         finishReason: null,
       }));
     case 'feedback': {

@@ -25,8 +25,11 @@ export class TurnHandle {
   sent = false;
   /** Set once the backend answered that it took the message. */
   accepted = false;
-  /** Set when the backend instance producing the reply is shutting down: the message is to be sent again. */
-  restarting: Error | undefined;
+  /**
+   * Set when the reply's stream ended with a failure of the way to it (an instance shutting down or gone, a store
+   * restarted, a cut connection): the message is to be sent again.
+   */
+  recover: Error | undefined;
   /** Resolves with the reply once the turn is done or stopped; rejects with the failure, or an AbortError. */
   readonly result: Promise<ReplyResult>;
   /** Set once the turn settled: a promise settles once, and later calls of `resolve` and `reject` change nothing. */

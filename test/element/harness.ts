@@ -99,6 +99,10 @@ export class Harness {
       { timeout },
     );
   }
+  /** Waits until a turn shows that it is reconnecting (its connection being made again), not an error. */
+  async reconnecting(timeout = 12_000) {
+    await waitUntil(() => this.root.querySelector('.item[data-reconnecting]'), 'a turn is reconnecting', { timeout });
+  }
   /** Waits until the current turn ended, one way or another. */
   async settled(timeout = 12_000) {
     await this.el.updateComplete;

@@ -242,24 +242,37 @@ describe('<persona-chat>', () => {
     expect(h.sendButton.textContent).to.equal('Send');
   });
 
-  it('shows a cut reply as incomplete with Retry, which sends once more with the same key', async () => {
-    await faults({ cut: { afterChunks: 5, count: 1 } });
+  it('recovers a reply the connection to the service cut on its own: reconnecting, not an error, asked once more', async () => {
+    await faults({ chunkDelayMs: 20, cut: { afterChunks: 5, count: 1 } });
+    const h = await chat();
+    const errors: Event[] = [];
+    h.el.addEventListener('persona-chat-error', event => errors.push(event));
+    const reply = h.el.send('What does membership cost?');
+    await h.reconnecting();
+    expect(h.lastReply()!.querySelector('[role="status"]')!.textContent).to.equal('Reconnecting…');
+    expect(h.root.querySelector('[part="error"]'), 'no error is shown').to.equal(null);
+    expect((await reply).content).to.contain('Membership costs $30');
+    await h.status('done');
+    expect((await continues()).length).to.equal(2, 'one more upstream send, not two');
+    expect(h.lastReply()!.textContent).to.contain('Membership costs $30');
+    expect(h.lastReply()!.textContent).to.not.contain('Reconnecting');
+    expect(h.replies().length).to.equal(1);
+    expect(errors.length).to.equal(0);
+    expect(h.retryButton).to.equal(null);
+  });
+
+  it('shows Retry after repeated failures of the way to a reply, having asked again a bounded number of times', async () => {
+    await faults({ cut: { afterChunks: 3, count: null } });
     const h = await chat();
     const failed = oneEvent(h.el, 'persona-chat-error');
     void h.el.send('What does membership cost?').catch(() => {});
     const error = await failed;
     expect(error.retryable).to.equal(true);
-    await h.status('failed');
-    expect(h.lastReply()!.textContent).to.contain('This reply is incomplete.');
-    expect((await continues()).length).to.equal(1);
-    const retried = oneEvent(h.el, 'persona-chat-message');
-    h.retryButton!.click();
-    await retried;
-    await h.settled();
-    expect((await continues()).length).to.equal(2, 'one more upstream send, not two');
-    expect(h.lastReply()!.textContent).to.contain('Membership costs $30');
-    expect(h.replies().length).to.equal(1);
-  });
+    await h.status('interrupted');
+    expect(h.lastReply()!.textContent).to.contain('This reply was interrupted.');
+    expect(h.retryButton).to.not.equal(null);
+    expect((await continues()).length).to.equal(6, 'sent once, then five times more on its own');
+  }).timeout(40_000);
 
   it('keeps a message it could not send as a turn with Retry, and the message box usable', async () => {
     const h = await chat();

@@ -64,26 +64,28 @@ describe('conversation state', () => {
     expect(nextQueued(state)!.id).to.equal('b');
   });
 
-  it('holds the queue behind a retryable failure while turns wait, until the failure is retried', () => {
-    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
-    state = applyEvent(state, { type: 'failed', id: 'a', code: 'upstream_error', retryable: true });
-    expect(nextQueued(state)).to.equal(undefined);
-    expect(currentTurn(state)!.id).to.equal('a', 'the failure stands for the conversation');
-    state = applyEvent(state, { type: 'retrying', id: 'a' });
-    expect(statuses(state)).to.deep.equal(['a:accepting', 'b:queued']);
-    state = applyEvent(state, { type: 'done', id: 'a', messageId: null, finishReason: 'stop', eventId: null });
-    expect(nextQueued(state)!.id).to.equal('b');
+  it('never holds the queue behind a failure: a message sent after it goes', () => {
+    for (const retryable of [true, false]) {
+      let state = apply(queue('a'), { type: 'accepting', id: 'a' });
+      state = applyEvent(state, { type: 'failed', id: 'a', code: 'upstream_error', retryable });
+      expect(currentTurn(state)!.id).to.equal('a', 'the failure stands for the conversation');
+      state = applyEvent(state, queue('b'));
+      expect(nextQueued(state)!.id).to.equal('b');
+      expect(currentTurn(state)!.id).to.equal('a', 'until the message after it is sent');
+    }
   });
 
-  it('does not hold the queue behind a failure that cannot be retried, or once nothing waits', () => {
-    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
-    state = applyEvent(state, { type: 'failed', id: 'a', code: 'invalid_request', retryable: false });
-    expect(nextQueued(state)!.id).to.equal('b');
-    state = apply(queue('a'), { type: 'accepting', id: 'a' }, queue('b'));
-    state = applyEvent(state, { type: 'failed', id: 'a', code: 'upstream_error', retryable: true });
-    state = applyEvent(state, { type: 'removed', ids: ['b'] });
-    state = applyEvent(state, queue('c'));
-    expect(nextQueued(state)!.id).to.equal('c', 'a later message goes');
+  it('marks a turn reconnecting until anything happens to it, keeping what it had in view', () => {
+    let state = apply(queue('a'), { type: 'accepting', id: 'a' }, { type: 'accepted', id: 'a', attempt: 1 });
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'Part', eventId: '1-1' });
+    state = applyEvent(state, { type: 'reconnecting', id: 'a' });
+    expect(state.turns[0]).to.include({ status: 'streaming', reply: 'Part', reconnecting: true });
+    state = applyEvent(state, { type: 'accepted', id: 'a', attempt: 1 });
+    expect(state.turns[0]).to.include({ reply: '', lastEventId: null, reconnecting: false }, 'sent again: replayed');
+    state = applyEvent(state, { type: 'delta', id: 'a', text: 'Part', eventId: '1-1' });
+    state = applyEvent(state, { type: 'reconnecting', id: 'a' });
+    state = applyEvent(state, { type: 'interrupted', id: 'a', code: 'interrupted' });
+    expect(state.turns[0]).to.include({ status: 'interrupted', reconnecting: false });
   });
 
   it('starts the text afresh when a new attempt of the run is accepted', () => {

@@ -154,15 +154,21 @@ describe('<persona-chat> turns', () => {
     expect(result.content).to.contain('Returns');
   });
 
-  it('writes a retried reply afresh, never after the text it had', async () => {
+  it('takes a reply the backend forgot from the service, on its own, written afresh and asked once', async () => {
     await faults({ chunkDelayMs: 30 });
     const h = await chat();
+    const errors = count(h.el, 'persona-chat-error');
     const real = h.el.fetch;
     let cut = true;
+    let reconnect = () => {};
+    const reconnected = new Promise<void>(resolve => (reconnect = resolve));
+    const sent: Headers[] = [];
     h.el.fetch = async (input, init) => {
       const url = String(input);
+      if (url.endsWith('/messages')) sent.push(new Headers(init?.headers));
+      if (url.endsWith('/events')) await reconnected;
       if (cut && url.endsWith('/messages')) {
-        // The connection drops after a few words, and following the run again finds the backend forgot it.
+        // The connection drops after a few words; while it is down, the backend restarts with an empty store.
         const response = await real(input, init);
         let deltas = 0;
         const body = response.body!.pipeThrough(
@@ -176,23 +182,29 @@ describe('<persona-chat> turns', () => {
         );
         return new Response(body, response);
       }
-      if (cut && url.endsWith('/events')) {
-        const envelope = { error: { code: 'run_not_found', message: 'x', retryable: false, requestId: 'r' } };
-        return Response.json(envelope, { status: 404 });
-      }
       return real(input, init);
     };
     const started = new Promise<string>(resolve =>
       h.el.addEventListener('persona-chat-conversation', e => resolve(e.conversationId), { once: true }),
     );
-    void h.el.send('How do I return a tent?').catch(() => {});
+    const reply = h.el.send('How do I return a tent?');
     const conversationId = await started;
-    await h.status('interrupted');
+    await h.writing();
     await waitUntil(async () => (await continues())[0]?.completed, 'the run ended upstream', { timeout: 15_000 });
+    await fetch('/test-support/restart-backend?fresh=1');
     cut = false;
-    const done = oneEvent(h.el, 'persona-chat-message');
-    h.retryButton!.click();
-    expect((await done).content).to.equal((await stored(conversationId)).chatMessages[1]!.content);
+    reconnect();
+    const { content } = await reply;
+    const kept = (await stored(conversationId)).chatMessages;
+    expect(content).to.equal(kept[1]!.content);
+    const shown = h.lastReply()!.querySelector('.markdown')!.textContent!;
+    const lead = kept[1]!.content.split('\n')[0]!;
+    expect(shown.split(lead).length).to.equal(2, 'the reply is shown once, not after what it had');
+    expect(kept.length).to.equal(2, 'the service holds the message once');
+    expect((await continues()).length).to.equal(1, 'the service was asked once');
+    expect(sent.map(headers => headers.has('x-persona-chat-resend'))).to.deep.equal([false, true]);
+    expect(errors.length).to.equal(0);
+    expect(h.retryButton).to.equal(null);
   });
 
   it('sends nothing more once removed from the page, and keeps the queued text for the tab', async () => {
@@ -238,39 +250,38 @@ describe('<persona-chat> turns', () => {
     });
   }
 
-  it('holds the queue behind a failed reply until Retry, and loses no text', async () => {
-    await faults({ chunkDelayMs: 40, cut: { afterChunks: 6, count: 1 } });
+  it('stops the queue behind a failed reply as Stop does: queued texts go back in order, a new message goes', async () => {
+    await faults({ latencyMs: 300, status: { code: 500, count: 1, on: 'continue' } });
     const h = await chat();
     const first = outcome(h.el.send('How do I return a tent?'));
-    await h.writing();
-    const second = h.el.send('What does membership cost?');
+    await h.status('accepting');
+    const second = outcome(h.el.send('What does membership cost?'));
+    const third = outcome(h.el.send('Do you rent tents?'));
+    await waitUntil(() => h.statuses().join() === 'accepting,queued,queued', 'two wait their turn');
     expect(await first).to.equal('PersonaChatError');
+    expect(await Promise.all([second, third])).to.deep.equal(['AbortError', 'AbortError']);
     await h.status('failed');
-    expect(h.statuses()).to.deep.equal(['failed', 'queued']);
-    expect(h.retryButton, 'Retry on the failed reply, with a message queued behind it').to.not.equal(null);
-    await new Promise(resolve => setTimeout(resolve, 200));
-    expect((await continues()).length).to.equal(1, 'the queued message waits');
-    await faults({ chunkDelayMs: 0 });
-    h.retryButton!.click();
-    const reply = await second;
-    expect(reply.content).to.contain('Membership');
-    expect(h.statuses()).to.deep.equal(['done', 'done']);
-    expect((await continues()).map(c => c.message)).to.deep.equal([
-      'How do I return a tent?',
-      'How do I return a tent?',
-      'What does membership cost?',
-    ]);
+    expect(h.statuses()).to.deep.equal(['failed']);
+    expect(h.retryButton, 'Retry on the failed reply').to.not.equal(null);
+    expect(h.input.value).to.equal('What does membership cost?\nDo you rent tents?', 'the queued texts, in order');
+    await faults({ latencyMs: 0 });
+    const typed = await h.el.send('Is anyone there?');
+    expect(typed.content.length).to.be.greaterThan(0);
+    expect(h.statuses()).to.deep.equal(['failed', 'done']);
+    expect((await continues()).map(c => c.message)).to.deep.equal(['How do I return a tent?', 'Is anyone there?']);
   });
 
-  it('shows a cut stream as incomplete with Retry, whatever chunk it was cut at', async () => {
+  it('recovers a cut stream on its own, whatever chunk it was cut at, asking the service once more', async () => {
     for (const afterChunks of [0, 1, 3, 9]) {
       await resetAll();
       await faults({ cut: { afterChunks, count: 1 } });
       const h = await chat();
-      await outcome(h.el.send('What does membership cost?'));
-      await h.status('failed');
-      expect(h.retryButton, `Retry after ${afterChunks} chunks`).to.not.equal(null);
-      expect(h.root.querySelector('[part="error"]')).to.not.equal(null);
+      const errors = count(h.el, 'persona-chat-error');
+      expect(await outcome(h.el.send('What does membership cost?'))).to.equal('resolved');
+      await h.status('done');
+      expect(h.lastReply()!.textContent, `after ${afterChunks} chunks`).to.contain('Membership costs $30');
+      expect(errors.length).to.equal(0);
+      expect((await continues()).length).to.equal(2);
       h.el.remove();
     }
   });
