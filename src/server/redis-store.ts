@@ -11,8 +11,8 @@
  * Redis Cluster is not supported (a script touches the keys of a run and of its conversation).
  *
  * When Redis cannot be reached, commands fail at once (no offline queue) with a StoreUnavailableError, which the
- * backend answers as 503 `upstream_unavailable`; the client reconnects by itself, and the store serves again as
- * soon as Redis is back.
+ * backend answers as 503 `store_unavailable`; so does a command a stalled Redis leaves unanswered past the command
+ * timeout. The client reconnects by itself, and the store serves again as soon as Redis is back.
  */
 import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
@@ -331,7 +331,8 @@ export class RedisStore implements BackendStore {
     signal?.addEventListener('abort', finish);
     const listener = () => finish();
     try {
-      const subscribing = this.#guard(() => subscriber.subscribe(channel, listener));
+      // Bounded below, where a subscription not confirmed in time also replaces the subscriber.
+      const subscribing = this.#guard(() => subscriber.subscribe(channel, listener), false);
       subscribing.catch(() => {});
       let stuck!: ReturnType<typeof setTimeout>;
       const late = new Promise<'stuck'>(resolve => (stuck = setTimeout(resolve, this.#timeoutMs, 'stuck')));
@@ -376,12 +377,24 @@ export class RedisStore implements BackendStore {
     }
   }
 
-  async #guard<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * A command's answer, or a StoreUnavailableError: when it failed, and when it was not answered within the command
+   * timeout. The client's own timeout covers only the wait to write a command, not the wait for its answer, which a
+   * stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls. `bounded` false: the
+   * caller bounds the wait itself.
+   */
+  async #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const unanswered = new Promise<never>((_, reject) => {
+      if (bounded) timer = setTimeout(reject, this.#timeoutMs, new Error(`no answer within ${this.#timeoutMs} ms`));
+    });
     try {
-      return await work();
+      return await Promise.race([work(), unanswered]);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new StoreUnavailableError(`Redis: ${message}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
   }
 

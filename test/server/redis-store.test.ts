@@ -113,6 +113,33 @@ describe('RedisStore alone', () => {
     await watching;
   });
 
+  it('fails a command a stalled Redis leaves unanswered, within the command timeout, and serves once it goes on', async () => {
+    const store = new RedisStore({ url: redis.url, prefix: 'stall:', commandTimeoutMs: 300, onStatus: () => {} });
+    after(() => store.close());
+    await until(() =>
+      store.ping().then(
+        () => true,
+        () => false,
+      ),
+    );
+    redis.pause();
+    try {
+      const bounded = <T>(work: Promise<T>) =>
+        Promise.race([work, new Promise<'hung'>(resolve => setTimeout(() => resolve('hung'), 3000).unref())]);
+      await assert.rejects(bounded(store.getRun('r')), StoreUnavailableError);
+      await assert.rejects(bounded(store.hit('k', 1000)), StoreUnavailableError);
+    } finally {
+      redis.resume();
+    }
+    await until(() =>
+      store.ping().then(
+        () => true,
+        () => false,
+      ),
+    );
+    assert.equal((await store.hit('k2', 1000)).count, 1);
+  });
+
   it('is unavailable while Redis is down, and serves again by itself when it is back', async () => {
     const seen: string[] = [];
     const store = await connected(status => void seen.push(status), 'outage:');
