@@ -277,10 +277,11 @@ async function testSupport(ctx) {
   } else if (ctx.path === '/test-support/restart-backend') {
     // A deploy: new requests go to a new instance at once; the old one drains for `grace` ms, then hands over.
     // `fresh`: the new instance starts with a store of its own, as one without a shared store does after a restart.
+    // `crash`: the old instance dies at once, handing nothing over: the replies it produces end interrupted.
     const old = backend;
     if (ctx.query.fresh) store = new MemoryStore();
     backend = makeBackend();
-    await old.drain(Number(ctx.query.grace ?? 0));
+    if (!ctx.query.crash) await old.drain(Number(ctx.query.grace ?? 0));
     old.close();
     ctx.body = '{}';
   } else if (ctx.path === '/test-support/forget-visitor') {

@@ -182,13 +182,21 @@ export class ChatController implements ReactiveController {
       citations: m => storage.citations(m),
     });
     this.onConversation(detail.id, true);
-    // Replies still being written: follow them.
-    for (const run of runs.filter(r => r.status === 'running')) {
+    // Replies still being written are followed; the newest exchange, if its reply broke off (its instance died, its
+    // store restarted), is asked for again on its own, as it would have been had the page stayed.
+    const newest = timeline(this.state).at(-1);
+    for (const run of runs) {
       const turn = this.#turn(`run:${run.key}`)!;
+      const resume = run.status === 'interrupted' && newest && 'turn' in newest && newest.turn === turn;
+      if (run.status !== 'running' && !resume) continue;
       const handle = new TurnHandle(turn.id, turn.key, turn.text);
       handle.sent = handle.accepted = true;
       this.#handles.set(turn.id, handle);
-      void this.#deliver(handle, detail.id, true).catch(error => this.#failed(handle, error));
+      if (resume) {
+        this.#apply({ type: 'accepting', id: turn.id });
+        this.#apply({ type: 'reconnecting', id: turn.id });
+      }
+      void this.#deliver(handle, detail.id, !resume).catch(error => this.#failed(handle, error));
     }
     return runs;
   }

@@ -97,6 +97,30 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     expect(h.statuses()).to.deep.equal(['done']);
   });
 
+  it('asks again on its own, on opening, for the newest reply its instance left interrupted: once, no click', async () => {
+    await faults({ chunkDelayMs: 60 });
+    const h = await chat();
+    const started = conversationOf(h);
+    void h.el.send('How do I return a tent?').catch(() => {});
+    const conversationId = await started;
+    await h.writing();
+    // The page goes away (a reload, a closed tab), and then the instance producing its reply dies.
+    h.el.remove();
+    await fetch('/test-support/restart-backend?crash=1');
+    await faults({ chunkDelayMs: 0 });
+    const again = await chat();
+    const errors: string[] = [];
+    again.el.addEventListener('persona-chat-error', e => errors.push(e.code));
+    await again.status('done', 15_000);
+    const kept = await stored(conversationId);
+    expect(kept.chatMessages.map(m => m.role)).to.deep.equal(['user', 'assistant'], 'one message in the service');
+    const sent = (await continues()).filter(c => c.message === 'How do I return a tent?');
+    expect(sent.map(c => c.aborted)).to.deep.equal([true, false], 'cut by the crash, asked again once');
+    expect(errors).to.deep.equal([], 'the visitor saw no error');
+    expect(again.retryButton).to.equal(null);
+    expect(again.statuses()).to.deep.equal(['done']);
+  });
+
   it('shows a reply being written in a second tab opened meanwhile, and follows it to its end', async () => {
     await faults({ chunkDelayMs: 60 });
     const one = await tab();
