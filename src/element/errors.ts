@@ -19,11 +19,15 @@ export class PersonaChatError extends Error {
   }
 }
 
-/** The error a failed response stands for, from its envelope when it has one. Never shows raw server text. */
+/**
+ * The error a failed response stands for, from its envelope when it has one. Never shows raw server text. A 5xx
+ * without one comes from something in front of the backend (a load balancer with no instance to send to): the
+ * backend was not reached.
+ */
 export async function errorFromResponse(response: Response): Promise<PersonaChatError> {
   const { status } = response;
   const envelope = (await response.json().catch(() => undefined)) as ErrorEnvelope | undefined;
-  const code = envelope?.error?.code ?? (status >= 500 ? 'upstream_error' : 'bad_response');
+  const code = envelope?.error?.code ?? (status >= 500 ? 'network_error' : 'bad_response');
   const retryable = envelope?.error?.retryable ?? (status >= 500 || status === 429);
   return new PersonaChatError(code, `The chat backend answered ${status} (${code}).`, retryable, status);
 }

@@ -271,6 +271,25 @@ describe('<persona-chat> turns', () => {
     expect((await continues()).map(c => c.message)).to.deep.equal(['How do I return a tent?', 'Is anyone there?']);
   });
 
+  it('rides out a load balancer with no instance to send to: its 502 page is sent past again, no Retry', async () => {
+    const h = await chat();
+    const errors = count(h.el, 'persona-chat-error');
+    const real = h.el.fetch;
+    const sent: Headers[] = [];
+    h.el.fetch = async (input, init) => {
+      if (!String(input).endsWith('/messages')) return real(input, init);
+      sent.push(new Headers(init?.headers));
+      if (sent.length > 1) return real(input, init);
+      return new Response('<h1>502 Bad Gateway</h1>', { status: 502, headers: { 'content-type': 'text/html' } });
+    };
+    const reply = h.el.send('What does membership cost?');
+    await h.reconnecting();
+    expect((await reply).content).to.contain('Membership');
+    expect(sent.map(headers => headers.has('x-persona-chat-resend'))).to.deep.equal([false, true]);
+    expect((await continues()).length).to.equal(1);
+    expect(errors.length).to.equal(0);
+  });
+
   it('recovers a cut stream on its own, whatever chunk it was cut at, asking the service once more', async () => {
     for (const afterChunks of [0, 1, 3, 9]) {
       await resetAll();
