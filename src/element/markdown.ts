@@ -15,7 +15,7 @@
  *   within a block; markers nested deeper show as text (the lexer sees to it).
  * - Work: the lexer takes time linear in its input, and the text is lexed in chunks of a few KB (see `Chunk`), so
  *   that a render lexes at most about 6 KB more than the text that came since the last one, however long one block
- *   grows.
+ *   grows; and a long text rendered at once can be rendered a piece of whole chunks at a time (see `render()`).
  * - Failure: a block whose lexing or rendering throws all the same shows as its text, and the rest renders.
  * None of this drops any of the model's text, and all of it depends on the text alone, so a streamed reply still
  * ends exactly as the same text rendered at once.
@@ -425,20 +425,32 @@ export class MarkdownView {
     this.#reset();
   }
 
+  /** Whether the last render left text to render (see `render()`). */
+  more = false;
+
   /** The footnotes of the last render: citation indexes in the order their markers first appear. */
   footnotes = new Footnotes();
 
-  /** The templates of the text. `final` renders the text as it stands, without healing and with every block. */
-  render(text: string, final: boolean): Part[] {
+  /**
+   * The templates of the text. `final` renders the text as it stands, without healing and with every block.
+   * `piece`: how much more of the text to render at most, in characters, and at least one chunk; when that leaves
+   * some, the templates are those of the text rendered so far, `more` is true, and the next render of the same text
+   * renders the next piece. A long reply drawn at once is drawn this way, a piece per task, each of bounded cost.
+   */
+  render(text: string, final: boolean, piece = Infinity): Part[] {
     // A carriage return is a line break, and the lexer reads only line feeds: token lengths add up to the text's.
     text = text.replace(/\r\n?/g, '\n');
     // The element renders a finished reply again whenever it updates for another reason.
-    if (text === this.#text && final === this.#final) return this.#parts;
+    if (text === this.#text && final === this.#final && !this.more) return this.#parts;
     if (!text.startsWith(this.#text)) this.#reset();
     this.#text = text;
     this.#final = final;
+    const start = this.#settledLength;
     // The chunks the text has gone past are settled whole.
-    for (let end = this.#chunk.end(text); end !== undefined; end = this.#chunk.end(text)) {
+    for (let end = this.#chunk.end(text); ; end = this.#chunk.end(text)) {
+      if ((this.more = this.#settledLength > start && (end ?? text.length) - start > piece))
+        return this.#settled.slice();
+      if (end === undefined) break;
       this.#settleChunk(text.slice(0, end));
       this.#chunk = this.#chunk.next(end, this.#settled.length, new Footnotes(this.#settledFootnotes));
     }

@@ -42,3 +42,24 @@ export function deltas(text: string, count: number): string[] {
   const points = [0, ...[...cuts].sort((a, b) => a - b), text.length];
   return points.slice(1).map((end, i) => text.slice(points[i], end));
 }
+
+/**
+ * A markdown table as a model writes a catalogue: a row a line, four columns, with right-aligned numbers. 3,000 rows
+ * (the default) are about 195 KB.
+ */
+export function makeTable(rows = 3000): string {
+  const lines = ['| # | Item | Price | Availability |', '|--:|:--|--:|:--|'];
+  for (let i = 1; i <= rows; i++) {
+    lines.push(`| ${i} | Trail item #${i} | $${(i * 37) % 500}.00 | in stock, ships in ${i % 9} days |`);
+  }
+  return `Here is the whole catalogue:\n\n${lines.join('\n')}\n\nAsk about any item.`;
+}
+
+/** A long bullet list, an item a line with emphasis and a citation marker. 3,000 items are about 197 KB. */
+export function makeList(items = 3000): string {
+  const lines = Array.from(
+    { length: items },
+    (_, i) => `- Item ${i + 1}: **trail gear** that ships in ${i % 9} days from a store [1]`,
+  );
+  return `Every item:\n\n${lines.join('\n')}\n\nAsk about any of them.`;
+}

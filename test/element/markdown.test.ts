@@ -18,6 +18,7 @@ import { styles } from '../../src/element/persona-chat.styles.js';
 import type { HistoryItem } from '../../src/element/state.js';
 import { resolveStrings } from '../../src/element/strings.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
+import { makeTable } from '../bench/reply.js';
 
 const labels = {
   copyLabel: 'Copy',
@@ -562,5 +563,23 @@ describe('markdown in chunks', () => {
     expect(host.querySelectorAll('a[href="https://early.example.com/"]').length).to.equal(1);
     expect(host.querySelectorAll('a[href="https://late.example.com/"]').length).to.equal(1);
     expect(markup(host)).to.equal(dom(renderMarkdown(text, labels).parts));
+  });
+});
+
+describe('a long reply', () => {
+  const table = makeTable(3000);
+
+  it('renders a final text in pieces of whole chunks, each render giving the parts before too', () => {
+    const view = new MarkdownView(labels);
+    const sizes: number[] = [];
+    let parts = view.render(table, true, 6_144);
+    for (; view.more; parts = view.render(table, true, 6_144)) sizes.push(parts.length);
+    expect(sizes.length, 'pieces before the last').to.be.greaterThan(20);
+    expect(
+      sizes.every((size, i) => size > (sizes[i - 1] ?? 0)),
+      'each piece adds parts',
+    ).to.equal(true);
+    expect(dom(parts)).to.equal(dom(renderMarkdown(table, labels).parts));
+    expect(view.render(table, true, 6_144), 'a render of the same text again').to.equal(parts);
   });
 });
