@@ -10,6 +10,7 @@ import { defaultPersonas, parsePersonas } from './src/emulator/personas.ts';
 import { createBackend } from './src/server/app.ts';
 import { MemoryStore } from './src/server/store.ts';
 import { browserLaunchers } from './test/support/browsers.mjs';
+import { makeTable } from './test/bench/reply.ts';
 import { freePort } from './test/support/ports.mjs';
 import { reactEsm } from './test/support/react-esm.mjs';
 
@@ -204,6 +205,8 @@ const hostileReplies = [
   [/with a heading/, () => '# Shipping\n\nThree to five business days [1].'],
   // Not hostile: a reply with a code block, for the copy button.
   [/as code/, () => 'Install it:\n\n```sh\nnpm install persona-chat\n```\n'],
+  // Not hostile, only long: a table of 3,000 rows, drawn in pieces when it is restored.
+  [/whole catalogue/, () => makeTable(3000)],
 ];
 const hostileModel = async (_input, init) => {
   const { messages } = JSON.parse(init.body);

@@ -39,18 +39,21 @@ interface Drawn {
   nodes: Element[];
 }
 
+/** What draws the messages: the element, which is asked to update when a reply drawn in pieces grows. */
+type Owner = { requestUpdate?(): void };
+
 /** Each element's replies: a markdown view while one is written, then the reply as drawn. */
-const views = new WeakMap<object, Map<string, MarkdownView | Drawn>>();
+const views = new WeakMap<Owner, Map<string, MarkdownView | Drawn>>();
 
 /** Forgets the markdown views of an element's replies (a new conversation, or another one shown). */
-export const forgetViews = (owner: object) => views.delete(owner);
+export const forgetViews = (owner: Owner) => views.delete(owner);
 
-/** One markdown view per reply and element, so streaming re-lexes only the tail. */
-function viewFor(owner: object, key: string, { strings, headingLevel }: RenderContext): MarkdownView {
+/** One markdown view per reply and element, so streaming re-lexes only the tail; a new one if `fresh`. */
+function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderContext, fresh?: boolean): MarkdownView {
   let map = views.get(owner);
   if (!map) views.set(owner, (map = new Map()));
   let view = map.get(key);
-  if (!(view instanceof MarkdownView)) {
+  if (fresh || !(view instanceof MarkdownView)) {
     view = new MarkdownView({
       copyLabel: strings.copy,
       codeLabel: strings.code,
@@ -183,14 +186,7 @@ function sources(key: string, citations: Citation[], order: number[], context: R
  * The reply's markdown; a text its renderer cannot draw shows as plain text, and the panel goes on working.
  * `citations`: how many sources the reply has, when known.
  */
-function markdown(
-  owner: object,
-  key: string,
-  text: string,
-  final: boolean,
-  context: RenderContext,
-  citations?: number,
-) {
+function markdown(owner: Owner, key: string, text: string, final: boolean, context: RenderContext, citations?: number) {
   const view = viewFor(owner, key, context);
   view.setCitationCount(citations);
   try {
@@ -269,26 +265,67 @@ function still(template: unknown): Element[] {
 }
 
 /**
- * A finished reply's text and sources, drawn once, and drawn again only when what they show changes, not when the
- * reply does otherwise (its thumbs): a source the visitor opened stays open. Its markdown view is not kept.
+ * The most text of a finished reply that one task draws, in characters: a long reply is drawn a piece at a time, each
+ * piece in a task of its own, so that the page goes on responding. A piece is whole chunks of the text (see
+ * `MarkdownView`), at least one, each at most three times 2 KB.
+ */
+const piece = 6_144;
+
+/**
+ * A finished reply's text and sources, drawn as plain DOM, and drawn again only when what they show changes, not when
+ * the reply does otherwise (its thumbs): a source the visitor opened stays open. It is drawn a piece per task: each
+ * piece after those before it, busy until the last, then the sources; the DOM is then the one the whole reply drawn
+ * at once makes. The pieces stop when the reply is drawn anew or forgotten, and the element updates after each, to
+ * keep the list at its end if it was.
  */
 function finished(
-  owner: object,
+  owner: Owner,
   key: string,
   text: string,
   citations: Citation[],
   context: RenderContext,
   listed = true,
-) {
+): Element[] {
   const from = [text, citations, listed, context.strings, context.locale, context.headingLevel];
   const kept = views.get(owner)?.get(key);
   if (kept && !(kept instanceof MarkdownView) && from.every((value, i) => value === kept.from[i])) return kept.nodes;
-  const { parts, view } = markdown(owner, key, text, true, context, citations.length);
-  const nodes = still(
-    html`${parts}${listed && citations.length ? sources(key, citations, view.footnotes.order(), context) : nothing}`,
-  );
-  views.get(owner)!.set(key, { from, nodes });
-  return nodes;
+  // Not the view it streamed in, if it did: that one has every piece but the last.
+  const view = viewFor(owner, key, context, true);
+  view.setCitationCount(citations.length);
+  const drawn: Drawn = { from, nodes: still(html`<div class="markdown" aria-busy="true"></div>`) };
+  const box = drawn.nodes[0]!;
+  // A view that renders a final text in pieces gives the parts of the pieces before too, in order.
+  let shown = 0;
+  const draw = () => {
+    if (views.get(owner)?.get(key) !== drawn) return;
+    try {
+      const parts = view.render(text, true, piece);
+      box.append(...still(parts.slice(shown)));
+      shown = parts.length;
+    } catch {
+      // As `markdown()` shows a text its renderer cannot draw.
+      box.className = 'markdown plain';
+      box.replaceChildren(text);
+      view.more = false;
+    }
+    if (view.more) {
+      setTimeout(() => {
+        draw();
+        owner.requestUpdate?.();
+      });
+    } else {
+      box.removeAttribute('aria-busy');
+      const after = still(
+        listed && citations.length ? sources(key, citations, view.footnotes.order(), context) : nothing,
+      );
+      // After the first piece, the reply is in the document, and its sources go after its text there too.
+      box.after(...after);
+      drawn.nodes.push(...after);
+    }
+  };
+  views.get(owner)!.set(key, drawn);
+  draw();
+  return drawn.nodes;
 }
 
 /** A reply, an article named by who wrote it. */
@@ -307,7 +344,7 @@ const assistant = (busy: boolean, content: TemplateResult, context: RenderContex
 const user = (text: string, context: RenderContext, queued = false) =>
   html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" role="article" aria-label=${context.strings.you}>${text}</div>`;
 
-export function renderHistoryItem(owner: object, item: HistoryItem, context: RenderContext) {
+export function renderHistoryItem(owner: Owner, item: HistoryItem, context: RenderContext) {
   if (item.role === 'user') {
     return html`<div class="item" data-key=${item.id}>
       ${user(item.text, context)}
@@ -338,7 +375,7 @@ function notice(text: string, canRetry: boolean, context: RenderContext) {
 }
 
 /** The reply of a turn, by its status. */
-function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
+function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderContext) {
   const { strings } = context;
   const key = turn.id;
   const sourceCount = turn.citations.length;
@@ -373,7 +410,7 @@ function reply(owner: object, turn: Turn, canRetry: boolean, context: RenderCont
   }
 }
 
-export function renderTurn(owner: object, turn: Turn, canRetry: boolean, context: RenderContext) {
+export function renderTurn(owner: Owner, turn: Turn, canRetry: boolean, context: RenderContext) {
   const queued = turn.status === TurnStatus.queued;
   return html`<div class="item" data-key=${turn.id} data-status=${turn.status} ?data-reconnecting=${turn.reconnecting}>
     ${user(turn.text, context, queued)}

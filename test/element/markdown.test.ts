@@ -12,13 +12,13 @@ import {
   renderMarkdown,
   safeUrl,
 } from '../../src/element/markdown.js';
-import { renderHistoryItem } from '../../src/element/messages.js';
+import { forgetViews, renderHistoryItem } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';
 import { styles } from '../../src/element/persona-chat.styles.js';
 import type { HistoryItem } from '../../src/element/state.js';
 import { resolveStrings } from '../../src/element/strings.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
-import { makeTable } from '../bench/reply.js';
+import { makeList, makeTable } from '../bench/reply.js';
 
 const labels = {
   copyLabel: 'Copy',
@@ -567,7 +567,38 @@ describe('markdown in chunks', () => {
 });
 
 describe('a long reply', () => {
+  const strings = resolveStrings();
+  const context: RenderContext = {
+    strings,
+    speaker: 'Juniper',
+    locale: 'en',
+    actions: { retry: () => {}, feedback: () => {} },
+    commenting: null,
+    thanked: null,
+  };
+  /** The labels the element's views have. */
+  const viewLabels = { copyLabel: strings.copy, codeLabel: strings.code, sourceLabel: strings.source };
+  const citations = [{ sourceName: 'Catalogue', sourceUrl: 'https://shop.example.com/catalogue' }];
   const table = makeTable(3000);
+  const list = makeList(3000);
+  /** The rows of the table, cell by cell, as the text has them. */
+  const rows = table
+    .split('\n')
+    .filter(line => /^\| \d/.test(line))
+    .map(line => line.slice(2, -2).split(' | '));
+  const cells = (host: Element) =>
+    [...host.querySelectorAll('tbody tr')].map(tr => [...tr.children].map(cell => cell.textContent));
+  const reply = (text: string): HistoryItem => ({
+    id: 'long',
+    role: 'assistant',
+    text,
+    messageId: null,
+    createdAt: null,
+    citations,
+  });
+  /** The markup of the text rendered at once, with `count` sources. */
+  const atOnce = (text: string, count: number) =>
+    dom(renderMarkdown(text, { ...viewLabels, citationCount: count }).parts);
 
   it('renders a final text in pieces of whole chunks, each render giving the parts before too', () => {
     const view = new MarkdownView(labels);
@@ -581,5 +612,45 @@ describe('a long reply', () => {
     ).to.equal(true);
     expect(dom(parts)).to.equal(dom(renderMarkdown(table, labels).parts));
     expect(view.render(table, true, 6_144), 'a render of the same text again').to.equal(parts);
+  });
+
+  for (const [name, text] of [
+    ['a table of 3,000 rows', table],
+    ['a list of 3,000 items', list],
+  ] as const) {
+    it(`draws ${name} a piece per task, busy until the last, then as at once`, async () => {
+      const host = document.createElement('div');
+      render(renderHistoryItem({}, reply(text), context), host);
+      const markdown = host.querySelector('.markdown')!;
+      const shown = () => markdown.querySelectorAll('tbody tr, li').length;
+      expect(markdown.getAttribute('aria-busy'), 'busy while pieces are to come').to.equal('true');
+      expect(shown()).to.be.greaterThan(0).and.lessThan(3000);
+      expect(host.querySelector('[part="citations"]'), 'the sources come after the text').to.equal(null);
+      // While partial, every table is whole: its head, and rows of as many cells.
+      for (const table of markdown.querySelectorAll('table')) {
+        const columns = table.querySelectorAll('thead th').length;
+        expect(columns).to.equal(4);
+        for (const row of table.querySelectorAll('tbody tr')) expect(row.children.length).to.equal(columns);
+      }
+      await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+      expect(shown()).to.equal(3000);
+      if (text === table) expect(cells(markdown)).to.deep.equal(rows);
+      expect(markup(markdown)).to.equal(atOnce(text, citations.length));
+      expect(markdown.nextElementSibling?.getAttribute('part')).to.equal('citations');
+    });
+  }
+
+  it('stops drawing the pieces of a reply that is drawn anew, and draws the new one whole', async () => {
+    const owner = {};
+    const host = document.createElement('div');
+    render(renderHistoryItem(owner, reply(table), context), host);
+    const before = host.querySelector('.markdown')!;
+    forgetViews(owner);
+    render(renderHistoryItem(owner, reply(list), context), host);
+    const markdown = host.querySelector('.markdown')!;
+    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+    expect(host.contains(before)).to.equal(false);
+    expect(before.getAttribute('aria-busy'), 'the reply drawn before drew no more').to.equal('true');
+    expect(markup(markdown)).to.equal(atOnce(list, citations.length));
   });
 });

@@ -153,6 +153,44 @@ describe('<persona-chat>', () => {
     await waitUntil(() => laidOut(messages[0]!), 'the oldest message is laid out once in view');
   });
 
+  it('draws a restored reply of 3,000 table rows a piece at a time, busy until every row is there', async () => {
+    const long = html`<persona-chat
+      endpoint="/hostile-chat"
+      mode="inline"
+      storage="session"
+      style="display: block; height: 400px"
+    ></persona-chat>`;
+    const first = await chat(long);
+    await answered(first, 'Do you rent tents? The whole catalogue, please.');
+    first.el.remove();
+    const second = await chat(long);
+    await oneEvent(second.el, 'persona-chat-conversation');
+    // The restored conversation is drawn in the next frame, as the element draws its messages; no piece after the
+    // first can come before this frame's end.
+    await new Promise(requestAnimationFrame);
+    const reply = second.lastReply()!;
+    const markdown = reply.querySelector('.markdown')!;
+    const rows = () => [...markdown.querySelectorAll('tbody tr')];
+    expect(reply.getAttribute('role')).to.equal('article');
+    expect(markdown.getAttribute('aria-busy'), 'busy while pieces are to come').to.equal('true');
+    expect(rows().length).to.be.greaterThan(0).and.lessThan(3000);
+    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+    expect(rows().map(row => [...row.children].map(cell => cell.textContent))).to.deep.equal(
+      Array.from({ length: 3000 }, (_, i) => [
+        `${i + 1}`,
+        `Trail item #${i + 1}`,
+        `$${((i + 1) * 37) % 500}.00`,
+        `in stock, ships in ${(i + 1) % 9} days`,
+      ]),
+    );
+    expect(reply.querySelector('[part="citations"]'), 'then its sources').to.not.equal(null);
+    const list = second.root.querySelector<HTMLElement>('[part="messages"]')!;
+    await waitUntil(
+      () => list.scrollHeight - list.scrollTop - list.clientHeight < 2,
+      'the list kept at its end as the pieces came',
+    );
+  });
+
   it('restores the conversation, messages and citations, after a reload', async () => {
     const first = await chat();
     await first.el.send('Do you rent tents?');
