@@ -418,15 +418,29 @@ export class MarkdownView {
     this.#reset();
   }
 
-  /** Says how many sources the reply has; when that changes what its markers are, the next render starts over. */
-  setCitationCount(count: number | undefined) {
-    if (count === this.#labels.citationCount) return;
+  /**
+   * Says how many sources the reply has. When that changes what a marker of the text so far is (a footnote or text),
+   * the next render starts over, and this returns true.
+   */
+  setCitationCount(count: number | undefined): boolean {
+    const before = this.#labels.citationCount;
+    if (count === before) return false;
     this.#labels = { ...this.#labels, citationCount: count };
-    this.#reset();
+    const changed = [...this.#text.matchAll(citationMarker)].some(
+      ([, marker]) =>
+        citationIndexOf(marker!) < (before ?? Infinity) !== citationIndexOf(marker!) < (count ?? Infinity),
+    );
+    if (changed) this.#reset();
+    return changed;
   }
 
   /** Whether the last render left text to render (see `render()`). */
   more = false;
+
+  /** The length of the text of the last render. */
+  get length() {
+    return this.#text.length;
+  }
 
   /** The footnotes of the last render: citation indexes in the order their markers first appear. */
   footnotes = new Footnotes();

@@ -4,7 +4,6 @@
  * drawn from its status by one switch. Pure functions of the data and a few callbacks; the element owns the state.
  */
 import { html, nothing, render } from 'lit';
-import type { TemplateResult } from 'lit';
 import type { Citation } from '../protocol.js';
 import { MarkdownView, defaultHeadingLevel, heading } from './markdown.js';
 import { TurnStatus } from './state.js';
@@ -42,7 +41,10 @@ interface Drawn {
 /** What draws the messages: the element, which is asked to update when a reply drawn in pieces grows. */
 type Owner = { requestUpdate?(): void };
 
-/** Each element's replies: a markdown view while one is written, then the reply as drawn. */
+/**
+ * Each element's replies: a markdown view while one is written (and once it is, in this page), else the reply as
+ * drawn.
+ */
 const views = new WeakMap<Owner, Map<string, MarkdownView | Drawn>>();
 
 /** Forgets the markdown views of an element's replies (a new conversation, or another one shown). */
@@ -272,11 +274,15 @@ function still(template: unknown): Element[] {
 const piece = 6_144;
 
 /**
- * A finished reply's text and sources, drawn as plain DOM, and drawn again only when what they show changes, not when
- * the reply does otherwise (its thumbs): a source the visitor opened stays open. It is drawn a piece per task: each
- * piece after those before it, busy until the last, then the sources; the DOM is then the one the whole reply drawn
- * at once makes. The pieces stop when the reply is drawn anew or forgotten, and the element updates after each, to
- * keep the list at its end if it was.
+ * A finished reply's text and its sources, as a pair.
+ * - A reply written in this page goes on in the DOM it streamed into: its end costs what a frame of it did, however
+ *   long it is. Unless its end would cost more than a piece: its markers mean something else now that its sources
+ *   are known, or much of it came while the page drew nothing (a hidden tab).
+ * - Any other is drawn as plain DOM, and drawn again only when what it shows changes, not when the reply does
+ *   otherwise (its thumbs): a source the visitor opened stays open. It is drawn a piece per task: each piece after
+ *   those before it, busy until the last, then the sources; the DOM is then the one the whole reply drawn at once
+ *   makes. The pieces stop when the reply is drawn anew or forgotten, and the element updates after each, to keep
+ *   the list at its end if it was.
  */
 function finished(
   owner: Owner,
@@ -285,13 +291,22 @@ function finished(
   citations: Citation[],
   context: RenderContext,
   listed = true,
-): Element[] {
-  const from = [text, citations, listed, context.strings, context.locale, context.headingLevel];
+): [unknown, unknown] {
+  const count = citations.length;
   const kept = views.get(owner)?.get(key);
-  if (kept && !(kept instanceof MarkdownView) && from.every((value, i) => value === kept.from[i])) return kept.nodes;
-  // Not the view it streamed in, if it did: that one has every piece but the last.
+  const listing = (view: MarkdownView) =>
+    listed && count ? sources(key, citations, view.footnotes.order(), context) : nothing;
+  // The element forgets its views when the strings or the heading level change.
+  const from = [text, citations, listed, context.locale];
+  if (kept instanceof MarkdownView) {
+    if (!kept.setCitationCount(count) && text.length < kept.length + piece) {
+      const { parts, view } = markdown(owner, key, text, true, context, count);
+      return [parts, listing(view)];
+    }
+  } else if (kept && from.every((value, i) => value === kept.from[i])) return [kept.nodes, nothing];
+  // A view of its own: the one it streamed in, if it did, would give every piece it has at once.
   const view = viewFor(owner, key, context, true);
-  view.setCitationCount(citations.length);
+  view.setCitationCount(count);
   const drawn: Drawn = { from, nodes: still(html`<div class="markdown" aria-busy="true"></div>`) };
   const box = drawn.nodes[0]!;
   // A view that renders a final text in pieces gives the parts of the pieces before too, in order.
@@ -315,9 +330,7 @@ function finished(
       });
     } else {
       box.removeAttribute('aria-busy');
-      const after = still(
-        listed && citations.length ? sources(key, citations, view.footnotes.order(), context) : nothing,
-      );
+      const after = still(listing(view));
       // After the first piece, the reply is in the document, and its sources go after its text there too.
       box.after(...after);
       drawn.nodes.push(...after);
@@ -325,11 +338,14 @@ function finished(
   };
   views.get(owner)!.set(key, drawn);
   draw();
-  return drawn.nodes;
+  return [drawn.nodes, nothing];
 }
 
-/** A reply, an article named by who wrote it. */
-const assistant = (busy: boolean, content: TemplateResult, context: RenderContext) =>
+/**
+ * A reply, an article named by who wrote it. Its content is a list whose first item is its text from the start
+ * (see `reply()`).
+ */
+const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
   html`<div
     class="message assistant"
     part="message assistant-message"
@@ -353,8 +369,10 @@ export function renderHistoryItem(owner: Owner, item: HistoryItem, context: Rend
   return html`<div class="item" data-key=${item.id}>
     ${assistant(
       false,
-      html`${finished(owner, item.id, item.text, item.citations, context)}
-      ${item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing}`,
+      [
+        ...finished(owner, item.id, item.text, item.citations, context),
+        item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing,
+      ],
       context,
     )}
   </div>`;
@@ -374,12 +392,20 @@ function notice(text: string, canRetry: boolean, context: RenderContext) {
   </div>`;
 }
 
-/** The reply of a turn, by its status. */
+/**
+ * The reply of a turn, by its status. Its text is the first item of the content from the first delta to the end, so
+ * that Lit updates the DOM it streamed into rather than drawing it again when it ends.
+ */
 function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderContext) {
   const { strings } = context;
-  const key = turn.id;
-  const sourceCount = turn.citations.length;
-  const written = () => (turn.reply ? finished(owner, key, turn.reply, turn.citations, context, false) : nothing);
+  const { id, reply: text, citations } = turn;
+  /** A turn that ended: its text (when it has one, or is `listed`, with its sources), then `after`. */
+  const ended = (after: unknown, listed = false) =>
+    assistant(
+      false,
+      [...(text || listed ? finished(owner, id, text, citations, context, listed) : []), after],
+      context,
+    );
   switch (turn.status) {
     case TurnStatus.queued:
       return nothing;
@@ -387,26 +413,24 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
     case TurnStatus.streaming:
       return assistant(
         true,
-        html`${turn.reply ? markdown(owner, key, turn.reply, false, context, sourceCount || undefined).parts : turn.reconnecting ? nothing : typing(strings)}${turn.reconnecting ? reconnecting(strings) : nothing}`,
+        text
+          ? [
+              markdown(owner, id, text, false, context, citations.length || undefined).parts,
+              turn.reconnecting ? reconnecting(strings) : nothing,
+            ]
+          : turn.reconnecting
+            ? reconnecting(strings)
+            : typing(strings),
         context,
       );
     case TurnStatus.done:
-      return assistant(
-        false,
-        html`${finished(owner, key, turn.reply, turn.citations, context)}
-        ${turn.messageId ? feedbackButtons(turn.id, turn.messageId, turn.feedback, context) : nothing}`,
-        context,
-      );
+      return ended(turn.messageId ? feedbackButtons(id, turn.messageId, turn.feedback, context) : nothing, true);
     case TurnStatus.stopped:
-      return assistant(false, html`${written()}${notice(strings.stopped, canRetry, context)}`, context);
+      return ended(notice(strings.stopped, canRetry, context));
     case TurnStatus.failed:
-      return assistant(
-        false,
-        html`${written()}${notice(turn.reply ? strings.incomplete : strings.notAnswered, canRetry, context)}`,
-        context,
-      );
+      return ended(notice(text ? strings.incomplete : strings.notAnswered, canRetry, context));
     case TurnStatus.interrupted:
-      return assistant(false, html`${written()}${notice(strings.interrupted, canRetry, context)}`, context);
+      return ended(notice(strings.interrupted, canRetry, context));
   }
 }
 

@@ -333,6 +333,8 @@ export class PersonaChat extends LitElement {
     if (this.heading) strings.heading = this.heading;
     if (this.placeholder) strings.placeholder = this.placeholder;
     this.#textCache = { from, strings };
+    // The replies' views were made with the strings before (a code block's copy button, a footnote's label).
+    forgetViews(this);
     return strings;
   }
 

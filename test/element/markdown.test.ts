@@ -12,10 +12,10 @@ import {
   renderMarkdown,
   safeUrl,
 } from '../../src/element/markdown.js';
-import { forgetViews, renderHistoryItem } from '../../src/element/messages.js';
+import { forgetViews, renderHistoryItem, renderTurn } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';
 import { styles } from '../../src/element/persona-chat.styles.js';
-import type { HistoryItem } from '../../src/element/state.js';
+import type { HistoryItem, Turn, TurnStatus } from '../../src/element/state.js';
 import { resolveStrings } from '../../src/element/strings.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 import { makeList, makeTable } from '../bench/reply.js';
@@ -596,6 +596,20 @@ describe('a long reply', () => {
     createdAt: null,
     citations,
   });
+  const turn = (status: TurnStatus, text: string): Turn => ({
+    id: 'turn',
+    key: 'key',
+    text: 'Everything?',
+    status,
+    reply: text,
+    citations: [],
+    messageId: null,
+    finishReason: null,
+    lastEventId: null,
+    attempt: 1,
+    error: null,
+    createdAt: null,
+  });
   /** The markup of the text rendered at once, with `count` sources. */
   const atOnce = (text: string, count: number) =>
     dom(renderMarkdown(text, { ...viewLabels, citationCount: count }).parts);
@@ -652,5 +666,35 @@ describe('a long reply', () => {
     expect(host.contains(before)).to.equal(false);
     expect(before.getAttribute('aria-busy'), 'the reply drawn before drew no more').to.equal('true');
     expect(markup(markdown)).to.equal(atOnce(list, citations.length));
+  });
+
+  it('ends a streamed reply in the DOM it streamed into, however long', () => {
+    const owner = {};
+    const host = document.createElement('div');
+    let received = '';
+    for (const piece of pieces(table, 1, 1500, 1)) {
+      received += piece;
+      render(renderTurn(owner, turn('streaming', received), false, context), host);
+    }
+    const markdown = host.querySelector('.markdown')!;
+    const firstRow = markdown.querySelector('tbody tr')!;
+    render(renderTurn(owner, turn('done', table), false, context), host);
+    expect(host.querySelector('.markdown'), 'the same element').to.equal(markdown);
+    expect(markdown.contains(firstRow), 'its rows drawn while it streamed').to.equal(true);
+    expect(markdown.hasAttribute('aria-busy')).to.equal(false);
+    expect(cells(markdown)).to.deep.equal(rows);
+    expect(markup(markdown)).to.equal(atOnce(table, 0));
+  });
+
+  it('draws a streamed reply anew, in pieces, when much of it came while nothing was drawn', async () => {
+    const owner = {};
+    const host = document.createElement('div');
+    render(renderTurn(owner, turn('streaming', table.slice(0, 20_000)), false, context), host);
+    render(renderTurn(owner, turn('done', table), false, context), host);
+    const markdown = host.querySelector('.markdown')!;
+    expect(markdown.getAttribute('aria-busy')).to.equal('true');
+    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+    expect(cells(markdown)).to.deep.equal(rows);
+    expect(markup(markdown)).to.equal(atOnce(table, 0));
   });
 });
