@@ -595,16 +595,20 @@ export class PersonaChat extends LitElement {
 
   /**
    * Reads a finished reply out: who wrote it, then its text as drawn (not its markdown), without footnote numbers
-   * or buttons.
+   * or buttons. Of a long reply, only its first 2,000 characters or so, and an ellipsis: the rest is read from the
+   * reply, and a table of a thousand rows would cost more to copy and lay out in the live region than a frame has.
    */
   #announce(id: string) {
     this.#toAnnounce = undefined;
     const drawn = this.#list?.querySelector(`.item[data-key="${CSS.escape(id)}"] .markdown`);
     if (!drawn) return;
-    const copy = drawn.cloneNode(true) as Element;
+    const copy = drawn.cloneNode() as Element;
+    for (const node of drawn.childNodes) if (copy.textContent!.length < 2000) copy.append(node.cloneNode(true));
     copy.querySelectorAll('sup.cite, button').forEach(node => node.remove());
-    const text = (copy.textContent ?? '').replace(/\s+/g, ' ').trim();
-    this.#say(`${this.#text.said(this.heading || this.#text.assistant)} ${text}`);
+    const text = copy.textContent!.replace(/\s+/g, ' ').trim();
+    this.#say(
+      `${this.#text.said(this.heading || this.#text.assistant)} ${text.length > 2000 ? text.slice(0, 2000) + '…' : text}`,
+    );
   }
 
   /** Sets the message box's text, and keeps it for a reload of the tab. */

@@ -272,6 +272,30 @@ describe('keyboard and screen reader', function () {
     ).to.have.length(10);
   });
 
+  it('reads a long reply out up to its first 2,000 characters, then an ellipsis', async () => {
+    // The stand-in model of the hostile stack answers this with a table of 3,000 rows, 195 KB of markdown.
+    const h = new Harness(
+      await fixture<PersonaChat>(
+        html`<persona-chat endpoint="/hostile-chat" mode="inline" storage="none"></persona-chat>`,
+      ),
+    );
+    const live = h.root.querySelector('.live')!;
+    const heard: string[] = [];
+    new MutationObserver(() => heard.push(live.textContent ?? '')).observe(live, {
+      childList: true,
+      characterData: true,
+      subtree: true,
+    });
+    void h.el.send('Do you rent tents? The whole catalogue, please.').catch(() => {});
+    await waitUntil(() => heard.some(text => text.startsWith('Assistant said:')), 'the reply is read out', {
+      timeout: 20_000,
+    });
+    const said = heard.find(text => text.startsWith('Assistant said:'))!.slice('Assistant said: '.length);
+    expect(said).to.match(/^Here is the whole catalogue: #ItemPriceAvailability 1Trail item #1/);
+    expect(said.endsWith('…')).to.equal(true);
+    expect(said.length).to.equal(2001);
+  });
+
   it('says how many characters are left only at a few steps near the limit', async () => {
     const { h } = await host(inline(), 'default');
     const live = h.root.querySelector('.live')!;
