@@ -8,7 +8,7 @@
 // bench measures the element's rendering alone, not a network or a server.
 import type { ConversationDetail, MessageView, SessionResponse, StreamEvents } from '../../src/protocol.js';
 import { afterPaint, feed, longTasks, paintedWhen } from './frames.js';
-import { deltas, makeReply } from './reply.js';
+import { deltas, makeList, makeReply, makeTable } from './reply.js';
 
 /** What is measured: the element, its peer, or a floor of plain DOM (divs for a restore, a `<pre>` for a reply). */
 export type Target = 'persona-chat' | 'deep-chat' | 'divs' | 'pre';
@@ -55,6 +55,22 @@ export function conversation(count: number): ConversationDetail {
     messages,
     runs: [],
   };
+}
+
+/** The replies a bench can stream or restore: the 40 KB reply, or a long table or list (about 196 KB each). */
+export type Reply = 'reply' | 'table' | 'list';
+
+const replies: Record<Reply, () => string> = {
+  reply: () => makeReply(),
+  table: () => makeTable(),
+  list: () => makeList(),
+};
+
+/** A conversation of one question and its reply, `text`. */
+function exchange(text: string): ConversationDetail {
+  const detail = conversation(2);
+  detail.messages[1]!.content = text;
+  return detail;
 }
 
 /**
@@ -163,6 +179,11 @@ function shownReply(): string {
 }
 
 let target: Target = 'persona-chat';
+/** When the last `restore()` started. */
+let restoreStarted = 0;
+/** The reply `stream()` streams, and when its last delta came. */
+let streamed: Reply = 'reply';
+let lastDelta = 0;
 let conversationJson = '';
 let pieces: string[] = [];
 let element: HTMLElement | undefined;
@@ -173,15 +194,30 @@ let onDeepChatReply: ((signals: Signals) => void) | undefined;
 const bench = {
   /**
    * Loads the code of `what` (the built chat chunk, `chunk`, for persona-chat; deep-chat's bundle) and makes the
-   * conversation's JSON and the reply's deltas, so that none of it is in what is measured next.
+   * conversation's JSON and the reply's deltas, so that none of it is in what is measured next. With a `reply` other
+   * than the 40 KB one, it is what streams; `restoring`: the conversation is one question and that reply.
    */
-  async load(what: Target, messages: number, chunk: string) {
+  async load(what: Target, messages: number, chunk: string, reply: Reply = 'reply', restoring = false) {
     target = what;
     // Loaded from the bench's server at run time, not bundled into this page.
     if (what === 'persona-chat') await import(chunk);
     if (what === 'deep-chat') await import(deepChatUrl);
-    conversationJson = JSON.stringify(conversation(messages));
-    pieces = deltas(makeReply(), 2000);
+    const text = replies[reply]();
+    conversationJson = JSON.stringify(restoring ? exchange(text) : conversation(messages));
+    pieces = deltas(text, 2000);
+    streamed = reply;
+  },
+
+  /**
+   * Once the chat shows a conversation or a reply: the paint of the first frame in which every reply is drawn whole
+   * (none is busy drawing its pieces), from the start of the last `restore()` or the last delta of `stream()`; and
+   * the rows of tables and the list items the replies show.
+   */
+  async drawn(since: 'restore' | 'stream'): Promise<{ drawnMs: number; rows: number }> {
+    const root = element!.shadowRoot!;
+    const painted = await paintedWhen(() => !root.querySelector('.markdown[aria-busy]'));
+    const from = since === 'restore' ? restoreStarted : lastDelta;
+    return { drawnMs: painted - from, rows: root.querySelectorAll('.markdown :is(tbody tr, li)').length };
   },
 
   /**
@@ -191,7 +227,7 @@ const bench = {
   async restore(): Promise<{ renderToPaintMs: number; nodes: number; elements: number }> {
     const count = (JSON.parse(conversationJson) as ConversationDetail).messages.length;
     let painted: Promise<number>;
-    const start = performance.now();
+    const start = (restoreStarted = performance.now());
     if (target === 'persona-chat') {
       localStorage.setItem(conversationKey, conversationId);
       const el = document.createElement('persona-chat') as PersonaChatElement;
@@ -325,8 +361,12 @@ const bench = {
       last = await feed(pieces, piece => text.appendData(piece));
     }
     const painted = await afterPaint();
+    lastDelta = last;
     const [shown, length] = [shownReply().length, pieces.join('').length];
-    if (shown < 0.8 * length) throw new Error(`${target} shows ${shown} characters of a ${length}-character reply`);
+    // A long table or list may still be drawing its pieces: its rows are counted once it is drawn (`drawn()`).
+    if (streamed === 'reply' && shown < 0.8 * length) {
+      throw new Error(`${target} shows ${shown} characters of a ${length}-character reply`);
+    }
     return { feedMs: last - started, lastDeltaToPaintMs: painted - last, tasksOver50: tasks.stop(), jumps };
   },
 

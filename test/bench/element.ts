@@ -10,6 +10,8 @@
 //   divs; the CPU of a keystroke and of streaming that reply under 500 messages and under none.
 // - opening: a click on the launcher of a page that loads dist/persona-chat.js, from the chat chunk's arrival to the
 //   panel's first paint.
+// - large replies: a 195 KB table of 3,000 rows and a 197 KB list restored and streamed, until every row is drawn:
+//   the longest task of the main thread meanwhile, from a Chromium trace.
 //
 // The backend is stood in for in the page (see element-page.ts): the bench measures rendering alone.
 import { readFile } from 'node:fs/promises';
@@ -20,7 +22,7 @@ import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { CDPSession, Page } from 'playwright-core';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
-import type { ElementBench, Target } from './element-page.js';
+import type { ElementBench, Reply, Target } from './element-page.js';
 import type { BenchResult } from './markdown-page.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
@@ -247,6 +249,76 @@ const opening = (server: Server, cold: boolean) =>
     cold ? () => void (window.requestIdleCallback = () => 0) : undefined,
   );
 
+interface TraceEvent {
+  name: string;
+  ph: string;
+  pid: number;
+  tid: number;
+  dur?: number;
+  tdur?: number;
+  args?: { name?: string };
+}
+
+/**
+ * The tasks of the page's main thread while `step` runs, from a trace of Chromium's own (the renderer main thread
+ * that ran the most): the longest and how many took over 50 ms, in wall time, which is what the page cannot answer
+ * input during; and the most CPU time one of them took, which is the page's own work, whatever the machine's load.
+ */
+async function tasksDuring<T>(page: Page, step: () => Promise<T>) {
+  const browser = page.context().browser()!;
+  await browser.startTracing(page, { categories: ['toplevel', 'devtools.timeline'] });
+  const result = await step();
+  const { traceEvents } = JSON.parse((await browser.stopTracing()).toString()) as { traceEvents: TraceEvent[] };
+  const mains = new Set(
+    traceEvents
+      .filter(e => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+      .map(e => `${e.pid}:${e.tid}`),
+  );
+  const byThread = new Map<string, TraceEvent[]>();
+  for (const e of traceEvents) {
+    const thread = `${e.pid}:${e.tid}`;
+    if (e.ph !== 'X' || e.name !== 'ThreadControllerImpl::RunTask' || !mains.has(thread)) continue;
+    if (!byThread.has(thread)) byThread.set(thread, []);
+    byThread.get(thread)!.push(e);
+  }
+  const total = (tasks: TraceEvent[]) => tasks.reduce((sum, task) => sum + task.dur!, 0);
+  const tasks = [...byThread.values()].sort((a, b) => total(b) - total(a))[0] ?? [];
+  const most = (of: (task: TraceEvent) => number) => Math.max(0, ...tasks.map(of)) / 1000;
+  return {
+    result,
+    longestTaskMs: most(task => task.dur!),
+    mostTaskCpuMs: most(task => task.tdur ?? 0),
+    tasksOver50: tasks.filter(task => task.dur! > 50_000).length,
+  };
+}
+
+/**
+ * A conversation whose reply is a long table or list restored (a reload), until every row of it is drawn: the main
+ * thread's tasks meanwhile, and the time to the paint of the last row.
+ */
+const restoringLarge = (server: Server, reply: Reply) =>
+  inBrowser(server, '/', async page => {
+    await call(page, 'load', 'persona-chat', 0, server.chunk, reply, true);
+    const { result, ...tasks } = await tasksDuring(page, async () => {
+      await call(page, 'restore');
+      return call(page, 'drawn', 'restore');
+    });
+    return { ...tasks, ...result };
+  });
+
+/** A long table or list streamed as a reply, 2,000 deltas 4 ms apart, until it is drawn whole. */
+const streamingLarge = (server: Server, reply: Reply) =>
+  inBrowser(server, '/', async page => {
+    await call(page, 'load', 'persona-chat', 0, server.chunk, reply);
+    await call(page, 'restore');
+    await settle();
+    const { result, ...tasks } = await tasksDuring(page, async () => {
+      const streamed = await call(page, 'stream');
+      return { ...streamed, ...(await call(page, 'drawn', 'stream')) };
+    });
+    return { ...tasks, feedMs: result.feedMs, drawnMs: result.drawnMs, rows: result.rows };
+  });
+
 const ms = (n: number) => (n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
 const pass = (ok: boolean) => (ok ? 'pass' : '**fail**');
 
@@ -397,11 +469,49 @@ async function openingPanel(server: Server) {
   ].join('\n');
 }
 
-const tables = { streaming: streamingBesidePeers, long: longConversations, opening: openingPanel };
+async function largeReplies(server: Server) {
+  const {
+    medians: m,
+    all,
+    loadLine,
+  } = await interleaved({
+    tableRestored: () => restoringLarge(server, 'table'),
+    tableStreamed: () => streamingLarge(server, 'table'),
+    listRestored: () => restoringLarge(server, 'list'),
+    listStreamed: () => streamingLarge(server, 'list'),
+  });
+  const row = (what: string, r: Figures, runs: Figures[]) => ({
+    what,
+    'longest task ms': ms(r.longestTaskMs!),
+    'most CPU in one task ms': ms(r.mostTaskCpuMs!),
+    'tasks > 50 ms': r.tasksOver50,
+    'to the last row painted ms': ms(r.drawnMs!),
+    'rows drawn': runs.every(run => run.rows === 3000) ? '3,000 of 3,000' : `${r.rows} of 3,000`,
+  });
+  return [
+    `## Large replies: a 195 KB table of 3,000 rows and a 197 KB list of 3,000 items (median of ${runs} interleaved runs)`,
+    '',
+    loadLine,
+    '',
+    table([
+      row('table, restored (a reload)', m.tableRestored!, all.tableRestored),
+      row('table, streamed in 2,000 deltas 4 ms apart', m.tableStreamed!, all.tableStreamed),
+      row('list, restored', m.listRestored!, all.listRestored),
+      row('list, streamed', m.listStreamed!, all.listStreamed),
+    ]),
+    '',
+    'The main thread of the page while the chat restores the conversation, or streams the reply, until every row is ' +
+      'painted, from a Chromium trace: its longest task and the tasks over 50 ms (wall time: what the page cannot ' +
+      'answer input during, which a loaded machine lengthens), and the most CPU time the page spent in one task. ' +
+      'To the last row: from putting the chat on the page, or from the last delta.',
+  ].join('\n');
+}
+
+const tables = { streaming: streamingBesidePeers, long: longConversations, opening: openingPanel, large: largeReplies };
 
 /**
  * The element's tables, as markdown sections: all of them, or those BENCH_TABLES names (`streaming`, `long`,
- * `opening`, comma-separated), for a quicker look at one.
+ * `opening`, `large`, comma-separated), for a quicker look at one.
  */
 export async function elementBench(): Promise<string[]> {
   const names = (process.env.BENCH_TABLES ?? Object.keys(tables).join(',')).split(',') as (keyof typeof tables)[];
