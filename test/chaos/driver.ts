@@ -187,30 +187,33 @@ export async function converse({ browser, origin, n, texts, onSent, beforeSend }
         inComposer: false,
       };
       turns.push(turn);
-      let before = await settledCount(page);
+      const before = await settledCount(page);
       await page.locator('persona-chat textarea').fill(text);
       await page.locator('persona-chat [part="send-button"]').click();
       const fault = onSent?.(index, page, conversationId);
       let outcome = await settle(page, text, before, turn.sentAt + hangAfterMs);
       turn.attempts.push(...(outcome?.ended ?? ['hung']));
-      for (let misses = 0; outcome?.retry && turn.retries < maxRetries && misses < 3;) {
-        before = await settledCount(page);
-        const missed = await page
-          .locator('persona-chat [part="retry-button"]')
-          .click({ timeout: 5000 })
-          .then(
-            () => undefined,
-            (error: Error) => error.message.split('\n')[0],
-          );
-        if (missed) {
-          // Nothing was clicked: the turn is read again as it stands (it may have gone on by itself).
-          misses++;
-          turn.attempts.push(`(Retry not clickable: ${missed})`);
+      for (let gone = 0; outcome?.retry && turn.retries < maxRetries && gone < 3;) {
+        // Clicked in the page, where the button is or is not: an action of the driver's that timed out on a starved
+        // machine may have clicked all the same.
+        const at = await page.evaluate(() => {
+          const retry = document
+            .querySelector('persona-chat')
+            ?.shadowRoot?.querySelector<HTMLButtonElement>('[part="retry-button"]');
+          if (!retry) return null;
+          const settled = window.__chaos.settled;
+          retry.click();
+          return settled;
+        });
+        if (at === null) {
+          // The Retry went away: the turn went on by itself. It is read again as it stands.
+          gone++;
+          turn.attempts.push('(Retry gone)');
           outcome = await settle(page, text, -1, Date.now() + hangAfterMs);
           continue;
         }
         turn.retries++;
-        outcome = await settle(page, text, before, Date.now() + hangAfterMs);
+        outcome = await settle(page, text, at, Date.now() + hangAfterMs);
         turn.attempts.push(...(outcome?.ended ?? ['hung']));
       }
       await fault;

@@ -44,6 +44,11 @@ export interface Counts {
 }
 
 const counted = ['askedTwice', 'storedTwice', 'lost', 'shownDifferently', 'sourcesLost', 'retries', 'hangs'] as const;
+/**
+ * The counts that fail the run. Sources lost is told, not failed on: a reply the service finished while no instance
+ * read its end is taken from the service's history, whose messages carry no sources (the interface keeps none).
+ */
+const failing = counted.filter(key => key !== 'sourcesLost');
 
 /**
  * A reply's text as the page shows it and as the service keeps it, compared without whitespace and without citation
@@ -100,7 +105,9 @@ export function judge(
         asks,
         stored,
         turns: 1,
-        askedTwice: Math.max(0, asks.length - 1 - turn.retries),
+        // Asked again after the service had answered whole: a duplicate. Asking again after an ask the service ended
+        // without keeping anything (its caller cut or gone) is how a reply is recovered.
+        askedTwice: Math.max(0, asks.filter((a, i) => asks.slice(0, i).some(b => b.answered)).length - turn.retries),
         storedTwice: Math.max(0, storedUsers - 1),
         lost: (stored.length > 0 && !done) || neverSent ? 1 : 0,
         shownDifferently: done && same === undefined ? 1 : 0,
@@ -152,7 +159,7 @@ export function table(verdicts: TurnVerdict[]) {
           : row;
     })
     .join('\n');
-  const clean = counted.every(key => total[key] === 0);
+  const clean = failing.every(key => total[key] === 0);
   return { text, clean };
 }
 

