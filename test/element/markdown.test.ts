@@ -646,12 +646,12 @@ describe('a long reply', () => {
         expect(columns).to.equal(4);
         for (const row of table.querySelectorAll('tbody tr')) expect(row.children.length).to.equal(columns);
       }
-      await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+      await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 30_000 });
       expect(shown()).to.equal(3000);
       if (text === table) expect(cells(markdown)).to.deep.equal(rows);
       expect(markup(markdown)).to.equal(atOnce(text, citations.length));
       expect(markdown.nextElementSibling?.getAttribute('part')).to.equal('citations');
-    });
+    }).timeout(40_000);
   }
 
   it('stops drawing the pieces of a reply that is drawn anew, and draws the new one whole', async () => {
@@ -662,11 +662,11 @@ describe('a long reply', () => {
     forgetViews(owner);
     render(renderHistoryItem(owner, reply(list), context), host);
     const markdown = host.querySelector('.markdown')!;
-    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 30_000 });
     expect(host.contains(before)).to.equal(false);
     expect(before.getAttribute('aria-busy'), 'the reply drawn before drew no more').to.equal('true');
     expect(markup(markdown)).to.equal(atOnce(list, citations.length));
-  });
+  }).timeout(40_000);
 
   it('ends a streamed reply in the DOM it streamed into, however long', () => {
     const owner = {};
@@ -693,8 +693,8 @@ describe('a long reply', () => {
     render(renderTurn(owner, turn('done', table), false, context), host);
     const markdown = host.querySelector('.markdown')!;
     expect(markdown.getAttribute('aria-busy')).to.equal('true');
-    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 30_000 });
     expect(cells(markdown)).to.deep.equal(rows);
     expect(markup(markdown)).to.equal(atOnce(table, 0));
-  });
+  }).timeout(40_000);
 });
