@@ -174,7 +174,7 @@ describe('<persona-chat>', () => {
     expect(reply.getAttribute('role')).to.equal('article');
     expect(markdown.getAttribute('aria-busy'), 'busy while pieces are to come').to.equal('true');
     expect(rows().length).to.be.greaterThan(0).and.lessThan(3000);
-    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 10_000 });
+    await waitUntil(() => !markdown.hasAttribute('aria-busy'), 'every piece drawn', { timeout: 30_000 });
     expect(rows().map(row => [...row.children].map(cell => cell.textContent))).to.deep.equal(
       Array.from({ length: 3000 }, (_, i) => [
         `${i + 1}`,
@@ -189,7 +189,7 @@ describe('<persona-chat>', () => {
       () => list.scrollHeight - list.scrollTop - list.clientHeight < 2,
       'the list kept at its end as the pieces came',
     );
-  });
+  }).timeout(40_000);
 
   it('restores the conversation, messages and citations, after a reload', async () => {
     const first = await chat();
