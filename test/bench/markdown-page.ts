@@ -1,11 +1,12 @@
 // Runs in Chromium: streams a generated 40 KB markdown reply in 2,000 deltas into the reply renderer, rendering at
 // most once per animation frame, and measures the script time of the renders, the longest task and the time from the
 // last delta to the final paint (the bench reads the main thread's CPU around it). Also streams hostile inputs in 1
-// to 2 KB pieces, one render per piece, and measures the longest render.
+// to 2 KB pieces, one render per piece, and measures the longest render; and lexes hostile text whole.
 import { render } from 'lit';
+import { lex } from '../../src/element/lexer.js';
 import { MarkdownView, renderMarkdown } from '../../src/element/markdown.js';
 import { afterPaint, feed, longTasks } from './frames.js';
-import { hostileInputs, pieces } from './hostile.js';
+import { hostileInputs, lexerInputs, pieces } from './hostile.js';
 import { deltas, makeReply } from './reply.js';
 
 const labels = {
@@ -153,4 +154,23 @@ async function runHostile(input: string): Promise<HostileResult> {
   };
 }
 
-if (typeof window !== 'undefined') Object.assign(window, { runBench: run, finalEqualsOneShot, runHostile });
+/**
+ * Lexes each hostile input whole, once to warm up and then `times` times: the milliseconds of each and the tokens it
+ * made. One page for all of them, since the lexer keeps no state between calls.
+ */
+function runLex(times: string): Record<string, { ms: number[]; tokens: number }> {
+  const out: Record<string, { ms: number[]; tokens: number }> = {};
+  for (const [input, text] of Object.entries({ ...hostileInputs, ...lexerInputs })) {
+    const tokens = lex(text).length;
+    const ms: number[] = [];
+    for (let i = 0; i < Number(times); i++) {
+      const start = performance.now();
+      lex(text);
+      ms.push(performance.now() - start);
+    }
+    out[input] = { ms, tokens };
+  }
+  return out;
+}
+
+if (typeof window !== 'undefined') Object.assign(window, { runBench: run, finalEqualsOneShot, runHostile, runLex });

@@ -20,7 +20,7 @@ import { chromium } from 'playwright-core';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
 import { backendBench } from './backend.js';
 import { elementBench } from './element.js';
-import { hostileInputs } from './hostile.js';
+import { hostileInputs, lexerInputs } from './hostile.js';
 import { workerBundleRows } from './worker.js';
 import type { HostileResult } from './markdown-page.js';
 
@@ -48,7 +48,7 @@ async function benchPage() {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return {
-    async call<T>(name: 'runHostile', arg: string): Promise<T> {
+    async call<T>(name: 'runHostile' | 'runLex', arg: string): Promise<T> {
       const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumFlags, headless: true });
       try {
         const page = await browser.newPage();
@@ -85,6 +85,16 @@ async function hostile(page: Page) {
     });
   }
   return rows;
+}
+
+/** Each hostile input lexed whole: linear time, where a backtracking lexer takes seconds. */
+async function lexing(page: Page) {
+  const results = await page.call<Record<string, { ms: number[]; tokens: number }>>('runLex', String(repeats));
+  return Object.entries({ ...hostileInputs, ...lexerInputs }).map(([input, text]) => ({
+    input: `${input} (${(text.length / 1024).toFixed(0)} KB)`,
+    tokens: results[input]!.tokens,
+    'lex ms': median(results[input]!.ms).toFixed(1),
+  }));
 }
 
 async function size() {
@@ -149,8 +159,10 @@ async function browserSections(): Promise<string[]> {
   const elementSections = await elementBench();
   const page = await benchPage();
   let hostileRows: Record<string, unknown>[];
+  let lexRows: Record<string, unknown>[];
   try {
     hostileRows = await hostile(page);
+    lexRows = await lexing(page);
   } finally {
     page.close();
   }
@@ -159,6 +171,10 @@ async function browserSections(): Promise<string[]> {
     '## Hostile markdown: streamed in 1 to 2 KB pieces, one render per piece, then the final render; then at once',
     '',
     table(hostileRows),
+    '',
+    '## Hostile markdown lexed whole (the lexer alone)',
+    '',
+    table(lexRows),
     '',
     '## Size of the script-tag file',
     '',

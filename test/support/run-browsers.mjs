@@ -4,7 +4,8 @@
  * emulator (web-test-runner.config.mjs), so one engine's tests never see another's conversations, faults or
  * counters. The suite waits on paced replies far more than it computes, so on two cores the three engines side by
  * side take about a quarter longer than Chromium alone, where one after another they would take three times as
- * long. Each line says its engine; the exit code is 1 when any engine failed. Arguments go to web-test-runner
+ * long. Each line says its engine; the failed tests are printed again at the end, whole, so that a log cut to its
+ * last lines still says what failed; the exit code is 1 when any engine failed. Arguments go to web-test-runner
  * (e.g. `npm run test:browser -- --files test/element/smoke.test.ts`).
  */
 import { spawn } from 'node:child_process';
@@ -17,6 +18,23 @@ const engines = pickedEngines();
 const width = Math.max(...engines.map(engine => engine.length));
 
 const children = [];
+/** The report of each failed test, by engine: its file, its ❌ line and the indented lines under it. */
+const failures = new Map(engines.map(engine => [engine, []]));
+const reading = new Map();
+
+function noteFailure(engine, raw) {
+  // eslint-disable-next-line no-control-regex
+  const line = raw.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
+  const state = reading.get(engine) ?? { file: '', lines: null };
+  reading.set(engine, state);
+  const file = /^(test\/\S+):$/.exec(line);
+  if (file) state.file = file[1];
+  if (line.startsWith(' ❌')) {
+    state.lines = [`${state.file}: ${line.trim()}`];
+    failures.get(engine).push(state.lines);
+  } else if (state.lines && line.startsWith('      ')) state.lines.push(line);
+  else state.lines = null;
+}
 const runs = engines.map(engine => {
   const started = Date.now();
   const child = spawn(
@@ -35,7 +53,10 @@ const runs = engines.map(engine => {
   );
   children.push(child);
   const prefix = `${engine.padEnd(width)} | `;
-  createInterface({ input: child.stdout }).on('line', line => process.stdout.write(prefix + line + '\n'));
+  createInterface({ input: child.stdout }).on('line', line => {
+    process.stdout.write(prefix + line + '\n');
+    noteFailure(engine, line);
+  });
   createInterface({ input: child.stderr }).on('line', line => process.stderr.write(prefix + line + '\n'));
   // 'close', not 'exit': the last lines are out by then.
   return new Promise(resolve =>
@@ -49,6 +70,11 @@ const runs = engines.map(engine => {
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach(child => child.kill('SIGINT')));
 
 const results = await Promise.all(runs);
+for (const [engine, failed] of failures) {
+  if (failed.length === 0) continue;
+  console.log(`\n${engine}: ${failed.length} failed`);
+  for (const lines of failed) console.log(lines.join('\n'));
+}
 console.log('');
 for (const { engine, passed, seconds } of results) {
   console.log(`${engine.padEnd(width)}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s`);
