@@ -3,9 +3,37 @@
  * The element ⇄ backend wire protocol: request and response bodies, the error envelope and the closed vocabulary of
  * the reply stream. Shared by `src/server/` and `src/element/`; types only, so it costs the browser bundle nothing.
  */
-import type { Citation, Usage } from './service/types.js';
+/**
+ * A passage of a cited source. The widget's own shape, which the backend fills from whatever the service sent
+ * (`src/service/citations.ts`): a change in the service's types does not change it.
+ */
+export interface Partition {
+  text: string;
+  relevance?: number;
+  partitionNumber?: number;
+  sectionNumber?: number;
+  lastUpdate?: string;
+  tags?: Record<string, string | string[]>;
+}
 
-export type { Citation, Partition, Usage } from './service/types.js';
+/** A source a reply drew on, numbered by its place in the list. `index` is the name of a search index. */
+export interface Citation {
+  link?: string;
+  index?: string;
+  documentId?: string;
+  fileId?: string;
+  sourceContentType?: string;
+  sourceName?: string;
+  sourceUrl?: string;
+  partitions?: Partition[];
+}
+
+/** Token counts of a reply, sent only when the site turns them on. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
 
 /** The header every request to `{endpoint}/session` must carry, with the value `1`. */
 export const csrfHeader = 'X-Persona-Chat';

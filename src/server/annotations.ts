@@ -8,7 +8,7 @@
  * their `timestamp` (a service may not keep the order of an object's keys). What is read back is checked: the
  * metadata is anyone's to write.
  */
-import { normalizeCitations } from '../citations.js';
+import { normalizeCitations } from '../service/citations.js';
 import type { Citation, MessageFeedback, Partition } from '../protocol.js';
 import type { Feedback } from '../service/types.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Timeouts } from '../service/client.js';
 import type { StoredFeedback } from './annotations.js';
-import { originPolicy } from './origins.js';
+import { OriginListError, originPolicy } from './origins.js';
 import type { BackendStore } from './store.js';
 
 type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -321,7 +321,13 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
   // and one under 60 s none at all, so that every request is a token exchange until the exchanges meet 429s.
   const tokenTtlSeconds = positiveInteger('tokenTtlSeconds', config.tokenTtlSeconds ?? 600, 86_400, 120);
 
-  const allowsOrigin = originPolicy(config.allowedOrigins ?? []);
+  let allowsOrigin: (origin: string) => boolean;
+  try {
+    allowsOrigin = originPolicy(config.allowedOrigins ?? []);
+  } catch (error) {
+    if (error instanceof OriginListError) throw new ConfigError('allowedOrigins', error.message);
+    throw error;
+  }
 
   const basePath = resolveBasePath(config.basePath);
   const trust = config.trustProxy ?? false;

@@ -1,14 +1,12 @@
 /**
  * @module
- * One HTTP error type, and how a failure of the Conversation Service becomes one. Upstream bodies never pass through:
+ * One HTTP error type, and how any failure (of the Conversation Service, the store, a request body) becomes one;
+ * `middleware/error-handler.ts` renders it. Upstream bodies never pass through:
  * only our own codes and messages reach the browser.
  */
-import type { ErrorHandler, NotFoundHandler } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { BodyError } from '../json-body.js';
 import type { ErrorCode, ErrorEnvelope } from '../protocol.js';
-import { ServiceError, redact } from '../service/errors.js';
-import type { Ctx, Env } from './context.js';
+import { ServiceError } from '../service/errors.js';
 import { StoreUnavailableError } from './store.js';
 
 export interface HttpErrorOptions {
@@ -123,43 +121,4 @@ export function toHttpError(error: unknown): HttpError {
       : new HttpError(400, 'invalid_request', error.message, { retryable: false });
   }
   return new HttpError(500, 'internal_error', 'Something went wrong on our side.', { cause: error, retryable: true });
-}
-
-/** The status a request whose client went away is logged with (as nginx logs it); no client ever reads it. */
-const clientClosed = 499 as ContentfulStatusCode;
-
-/** The one place errors become responses: the envelope, its headers, and a note for the request's log line. */
-export function errorHandlers(secrets: readonly string[]): {
-  onError: ErrorHandler<Env>;
-  notFound: NotFoundHandler<Env>;
-} {
-  const render = (c: Ctx, error: HttpError) => {
-    for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-    if (error.retryAfter) c.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfter))));
-    return c.json(error.envelope(c.get('requestId') ?? crypto.randomUUID()), error.status as 400);
-  };
-  return {
-    onError: (error, c) => {
-      if (c.req.raw.signal.aborted) {
-        // The client went away (a closed tab, a cancelled fetch): what failed since failed because of that, no one
-        // hears the answer, and it is no failure of ours or of the service's.
-        c.set('failure', { code: 'client_closed' });
-        return c.body(null, clientClosed);
-      }
-      const failure = toHttpError(error);
-      noteFailure(c, failure, error, secrets);
-      return render(c, failure);
-    },
-    notFound: c => render(c, new HttpError(404, 'not_found', 'No such route.', { retryable: false })),
-  };
-}
-
-/** Notes a failure for the request's log line; the cause only for our own or the service's failures. */
-export function noteFailure(c: Ctx, failure: HttpError, error: unknown, secrets: readonly string[]) {
-  const origin = error instanceof HttpError && error.cause !== undefined ? error.cause : error;
-  const cause = origin instanceof Error ? `${origin.name}: ${origin.message}` : String(origin);
-  c.set('failure', {
-    code: failure.code,
-    ...(failure.status >= 500 ? { detail: redact(cause, secrets).slice(0, 500) } : {}),
-  });
 }

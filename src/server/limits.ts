@@ -5,7 +5,7 @@
  * configuration trusts.
  */
 import type { BackendConfig, ResolvedConfig } from './config.js';
-import type { Ctx } from './context.js';
+import type { Ctx } from './env.js';
 import { HttpError } from './errors.js';
 import type { Admission } from './runs.js';
 import { MemoryStore, StoreUnavailableError } from './store.js';

@@ -4,7 +4,10 @@
  * (`https://*.example.com`: any subdomain of example.com, at any depth, with that scheme and port, never example.com
  * itself). Any other wildcard is refused when the configuration is read. A refused origin is told once on stderr.
  */
-import { ConfigError } from './config.js';
+/** What is wrong with a list of allowed origins, told in words that follow the setting's name; config.ts names it. */
+export class OriginListError extends Error {
+  override readonly name = 'OriginListError';
+}
 
 interface Pattern {
   /** `https://` or `http://`. */
@@ -21,18 +24,17 @@ const originShape = /^(https?:\/\/)([a-z0-9-]+(?:\.[a-z0-9-]+)*)(:\d{1,5})?$/;
 const patternShape = /^(https?:\/\/)\*(\.[a-z0-9-]+(?:\.[a-z0-9-]+)+)(:\d{1,5})?$/;
 
 function refuse(origin: string): never {
-  throw new ConfigError(
-    'allowedOrigins',
+  throw new OriginListError(
     origin.includes('*')
       ? `takes one wildcard form, a subdomain pattern like https://*.example.com, not "${origin}"`
       : `must hold exact origins like https://www.example.com, not "${origin}"`,
   );
 }
 
-/** Checks the allowed origins and returns the test for an Origin header. Throws a ConfigError naming a bad one. */
+/** Checks the allowed origins and returns the test for an Origin header. Throws an OriginListError naming a bad one. */
 export function originPolicy(origins: readonly string[]): (origin: string) => boolean {
   if (!Array.isArray(origins) || origins.length === 0) {
-    throw new ConfigError('allowedOrigins', 'needs at least one origin');
+    throw new OriginListError('needs at least one origin');
   }
   const exact = new Set<string>();
   const patterns: Pattern[] = [];

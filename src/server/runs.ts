@@ -9,7 +9,7 @@
  * `interrupted`, and retrying the message first looks in the service's history for it and its reply; so does a
  * message the browser says it sent before (`resentAt`) when the store no longer knows its run.
  */
-import { normalizeCitations } from '../citations.js';
+import { normalizeCitations } from '../service/citations.js';
 import type { Citation, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
 import type { ChatMessage, StreamChunk } from '../service/types.js';
 import { HttpError, errorOfEvent, interrupted, toHttpError } from './errors.js';

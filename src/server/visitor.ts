@@ -5,7 +5,7 @@
  */
 import { getSignedCookie, setSignedCookie } from 'hono/cookie';
 import type { BackendConfig, ResolvedConfig } from './config.js';
-import type { Ctx } from './context.js';
+import type { Ctx } from './env.js';
 import { HttpError } from './errors.js';
 import { deriveSecret, newVisitorId } from './tokens.js';
 

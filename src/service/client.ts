@@ -14,7 +14,7 @@
  * }
  * ```
  */
-import { normalizeCitations } from '../citations.js';
+import { normalizeCitations } from './citations.js';
 import { ServiceError, codeForStatus, redact } from './errors.js';
 import type { NodeFetch } from './node-fetch.js';
 import { readNdjsonBatches, readSseBatches } from './stream.js';

@@ -17,7 +17,7 @@
  * a line that is not JSON fails the stream).
  */
 import { createParser } from 'eventsource-parser';
-import { normalizeCitations } from '../citations.js';
+import { normalizeCitations } from './citations.js';
 import { ServiceError } from './errors.js';
 import type { DoneChunk, ModerationResult, StreamChunk, Usage } from './types.js';
 

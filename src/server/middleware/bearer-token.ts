@@ -4,7 +4,7 @@
  * 401 with a `WWW-Authenticate` challenge; a valid one names the visitor for the route.
  */
 import type { MiddlewareHandler } from 'hono';
-import type { Env } from '../context.js';
+import type { Env } from '../env.js';
 import { HttpError } from '../errors.js';
 import type { Tokens } from '../tokens.js';
 

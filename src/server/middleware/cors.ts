@@ -7,7 +7,7 @@
  * adapter then holds its first bytes back for a timer's turn (about a millisecond) to try to size it.
  */
 import type { MiddlewareHandler } from 'hono';
-import type { Env } from '../context.js';
+import type { Env } from '../env.js';
 
 export interface CorsOptions {
   /** Whether a page of this origin may call the route. */

@@ -4,7 +4,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import type { LogLine } from '../config.js';
-import type { Env } from '../context.js';
+import type { Env } from '../env.js';
 
 export function requestLog({ log }: { log: (line: LogLine) => void }): MiddlewareHandler<Env> {
   return async function requestLog(c, next) {

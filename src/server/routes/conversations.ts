@@ -10,7 +10,8 @@ import { readJsonBody } from '../../json-body.js';
 import type { ConversationDetail, ConversationList, MessageView, RunView } from '../../protocol.js';
 import { ServiceError } from '../../service/errors.js';
 import type { Conversation } from '../../service/types.js';
-import type { Ctx, Env, Parts } from '../context.js';
+import type { Ctx, Env } from '../env.js';
+import type { Parts } from '../parts.js';
 import { HttpError } from '../errors.js';
 import { deletedStatus, detailOf, isConversationId, isDeleted, summaryOf } from '../ownership.js';
 

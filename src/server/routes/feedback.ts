@@ -10,8 +10,9 @@ import { readJsonBody } from '../../json-body.js';
 import type { FeedbackResponse } from '../../protocol.js';
 import { feedbackView, withFeedback } from '../annotations.js';
 import type { StoredFeedback } from '../annotations.js';
-import { keepAliveOf } from '../context.js';
-import type { Ctx, Env, Parts } from '../context.js';
+import { keepAliveOf } from '../env.js';
+import type { Ctx, Env } from '../env.js';
+import type { Parts } from '../parts.js';
 import { HttpError } from '../errors.js';
 import { conversationId } from './conversations.js';
 

@@ -6,7 +6,8 @@
  */
 import { Hono } from 'hono';
 import type { HealthReport } from '../../protocol.js';
-import type { Env, Parts } from '../context.js';
+import type { Env } from '../env.js';
+import type { Parts } from '../parts.js';
 
 const serviceCheckMs = 5000;
 /**

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Hono } from 'hono';
-import { keepAliveOf, noteExecutionCtx } from '../../src/server/context.js';
-import type { Env } from '../../src/server/context.js';
+import { keepAliveOf, noteExecutionCtx } from '../../src/server/env.js';
+import type { Env } from '../../src/server/env.js';
 
 describe('keepAliveOf', () => {
   const work = Promise.resolve('written');

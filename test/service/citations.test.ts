@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { normalizeCitations } from '../src/citations.js';
+import { normalizeCitations } from '../../src/service/citations.js';
 
 describe('normalizeCitations', () => {
   it('keeps citations of the protocol shape as they are', () => {

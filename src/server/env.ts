@@ -1,18 +1,12 @@
 /**
  * @module
- * What the backend's middleware and routes share: the Hono environment of a request, and the parts the backend is
- * made of, built once by `createBackend`.
+ * The environment of a request, shared by the backend's middleware and routes: the Hono variables a request
+ * carries, and helpers that read the request's runtime (its abort signal, the work that outlives the response).
  */
 import type { Context } from 'hono';
 import type { RequestIdVariables } from 'hono/request-id';
-import type { ServiceClient } from '../service/client.js';
-import type { BackendConfig, LogLine, ResolvedConfig } from './config.js';
-import type { Limiter } from './limits.js';
-import type { Ownership } from './ownership.js';
-import type { Runs } from './runs.js';
-import type { BackendStore } from './store.js';
-import type { TokenClaims, Tokens } from './tokens.js';
-import type { ConversationUpdates } from './updates.js';
+import type { LogLine } from './config.js';
+import type { TokenClaims } from './tokens.js';
 
 export type Env = {
   Variables: RequestIdVariables & {
@@ -25,24 +19,6 @@ export type Env = {
 };
 
 export type Ctx = Context<Env>;
-
-export interface Parts {
-  config: BackendConfig;
-  settings: ResolvedConfig;
-  service: ServiceClient;
-  store: BackendStore;
-  tokens: Tokens;
-  ownership: Ownership;
-  runs: Runs;
-  updates: ConversationUpdates;
-  limiter: Limiter;
-  /** Secrets that must never reach a log line. */
-  secrets: string[];
-  /** Reports a failure no request is there to hear (on stderr, without secrets). */
-  report(what: string, error: unknown): void;
-  /** Whether an Origin header names an allowed page; a refused origin is told on stderr, once. */
-  allowsOrigin(origin: string | undefined): boolean;
-}
 
 /** The requests that came with an execution context (Workers): the only ones whose work needs `waitUntil`. */
 const withExecutionCtx = new WeakSet<Request>();

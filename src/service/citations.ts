@@ -1,12 +1,11 @@
 /**
  * @module
- * Citations as the protocol shapes them, from whatever arrived. The service's citations are untrusted: a field of
- * the wrong type is dropped, text is bounded, and a citation with nothing left to show is dropped. Shared by the
- * backend (before a citation is kept or sent) and the element (for what storage or an older backend still holds),
- * so it has no dependencies. Positions are kept: a marker like `[3]` points at the third citation, so one that is
+ * Citations as the protocol shapes them, from whatever the service sent. The service's citations are untrusted: a
+ * field of the wrong type is dropped, text is bounded, and a citation with nothing left to show is dropped. Used by
+ * the client (as citations arrive) and the backend (before a citation is kept or sent). Positions are kept: a marker like `[3]` points at the third citation, so one that is
  * unusable as a whole stays as an empty citation (shown as "Source 3") rather than shifting the others.
  */
-import type { Citation, Partition } from './service/types.js';
+import type { Citation, Partition } from '../protocol.js';
 
 const maxCitations = 50;
 const maxPartitions = 20;
