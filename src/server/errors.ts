@@ -122,3 +122,12 @@ export function toHttpError(error: unknown): HttpError {
   }
   return new HttpError(500, 'internal_error', 'Something went wrong on our side.', { cause: error, retryable: true });
 }
+
+/** This instance is draining: the browser sends the message again, to another instance. */
+export const restarting = () =>
+  new HttpError(503, 'server_restarting', 'This server is restarting. The reply goes on elsewhere.', {
+    retryable: true,
+    retryAfter: 1,
+  });
+
+export const runNotFound = () => new HttpError(404, 'run_not_found', 'There is no such reply.', { retryable: false });

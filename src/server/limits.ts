@@ -7,7 +7,7 @@
 import type { BackendConfig, ResolvedConfig } from './config.js';
 import type { Ctx } from './env.js';
 import { HttpError } from './errors.js';
-import type { Admission } from './runs.js';
+import type { Admission } from './producer.js';
 import { MemoryStore, StoreUnavailableError } from './store.js';
 import type { BackendStore } from './store.js';
 

@@ -8,43 +8,22 @@
  * wherever it runs. A producer that vanished (its lease expired before the reply ended) leaves its run
  * `interrupted`, and retrying the message first looks in the service's history for it and its reply; so does a
  * message the browser says it sent before (`resentAt`) when the store no longer knows its run.
+ *
+ * This module coordinates: it starts, attaches to, restarts, stops and drains runs, and reads them for routes. The
+ * producer's pump is producer.ts; what a log adds up to is run-log.ts.
  */
-import { normalizeCitations } from '../service/citations.js';
-import type { Citation, RunStatus, RunView, StreamEventName, StreamEvents } from '../protocol.js';
-import type { ChatMessage, StreamChunk } from '../service/types.js';
-import { HttpError, errorOfEvent, interrupted, toHttpError } from './errors.js';
+import type { Citation, MessageReply, RunStatus, RunView, StreamEvents } from '../protocol.js';
+import { HttpError, errorOfEvent, interrupted, restarting, runNotFound } from './errors.js';
+import { Halt, produce } from './producer.js';
+import type { Admission, Background, ProducerOptions, RunLimits } from './producer.js';
+import { fold, isTerminal, runId, statusOf, viewOf } from './run-log.js';
 import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
 
-export interface RunLimits {
-  /** How long a run and its log are kept after its last event. */
-  replayWindowMs: number;
-  /** Most events one attempt's log holds; past a share of it, text is appended in bigger pieces. */
-  eventsPerRun: number;
-  /** Most bytes of reply text one run keeps; a longer reply ends there with `finishReason: "length"`. */
-  bytesPerRun: number;
-  /** Runs each conversation keeps listed for the replay window. */
-  runsPerConversation: number;
-}
+export type { Admission, Background, RunLimits } from './producer.js';
 
-export interface RunsOptions {
-  store: BackendStore;
-  limits: RunLimits;
-  /**
-   * Sends the message; resolves once the service accepted it, with the reply's chunks still to read, in batches (the
-   * chunks of one read from the service together).
-   */
-  open(conversationId: string, message: string, signal: AbortSignal): Promise<AsyncGenerator<StreamChunk[]>>;
-  /** The conversation's messages as the service keeps them. */
-  history(conversationId: string, signal: AbortSignal): Promise<ChatMessage[]>;
+export interface RunsOptions extends Omit<ProducerOptions, 'leaseMs'> {
   /** The producer's lease, renewed every third of it. Default 15 s. */
   leaseMs?: number;
-  /** Told about failures of the store while producing, which no request is there to hear. */
-  onError?(error: unknown): void;
-  /**
-   * Told when a producer has written a run's `done` (whatever its finishReason), with the citations the run wrote.
-   * Must not throw; work it returns goes on in the background of the run.
-   */
-  onDone?(record: RunRecord, done: StreamEvents['done'], citations: Citation[]): Promise<unknown> | void;
 }
 
 /** Who asks for a run: the visitor, the conversation (already checked to be theirs) and the key. */
@@ -54,59 +33,10 @@ export interface RunRef {
   key: string;
 }
 
-export const runId = ({ conversationId, key }: Omit<RunRef, 'owner'>) => `run:${conversationId}:${key}`;
-
-export const isTerminal = (event: Pick<LoggedEvent, 'event'>) => event.event === 'done' || event.event === 'error';
-
-/** What a producer holds while it runs (a reply slot): renewed with its lease, released when it ends. */
-export interface Admission {
-  renew(): Promise<unknown>;
-  release(): Promise<void>;
-}
-
 /** Admission for a new producer (rate limits, a reply slot): throws when refused. */
 export type Admit = () => Promise<Admission>;
 
-/** Told about a producer's work, for runtimes that end work with the response (Workers' `waitUntil`). */
-export type Background = (work: Promise<unknown>) => void;
-
-/** Why a producer stopped before its reply ended. */
-class Halt {
-  constructor(readonly why: 'stopped' | 'lease-lost' | 'closing' | 'restarting') {}
-}
-
 const newToken = () => crypto.randomUUID();
-const ready = () => true as const;
-
-/**
- * Resolves once the work already queued has run, the reads of what the service sent so far included: a macrotask
- * later (`setImmediate` where there is one).
- */
-const afterReads: () => Promise<void> =
-  typeof setImmediate === 'function'
-    ? () => new Promise(resolve => setImmediate(resolve))
-    : () => new Promise(resolve => setTimeout(resolve, 0));
-
-/** The length of `text` in UTF-8 bytes, without encoding it. */
-export function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) bytes += 1;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 0xdc00 && low <= 0xdfff) {
-        // A surrogate pair: two UTF-16 units, four bytes.
-        bytes += 2;
-        i++;
-        continue;
-      }
-      bytes += 2;
-    } else bytes += 2;
-  }
-  return bytes;
-}
 
 export class Runs {
   readonly #store: BackendStore;
@@ -175,9 +105,10 @@ export class Runs {
         throw error;
       });
     if (created.created) {
+      const historyCitations = resentAt === undefined ? null : [];
       return {
         record: created.record,
-        accepted: this.#produce(id, created.record, token, admission, resentAt === undefined ? null : [], background),
+        accepted: this.#produce(id, created.record, token, admission, historyCitations, background),
       };
     }
     await admission.release();
@@ -248,14 +179,49 @@ export class Runs {
     return { record: next, accepted: this.#produce(id, next, token, admission, fromHistory, background) };
   }
 
-  /** How a run stands, from its log's newest event and whether a producer holds its lease; and that event. */
+  /** How a run stands (run-log.ts `statusOf`), and its newest event. */
   async #state(id: string): Promise<{ status: RunStatus; last: LoggedEvent | undefined }> {
-    const last = await this.#store.lastEvent(id);
-    if (last && isTerminal(last)) return { status: terminalStatus(last), last };
-    if (await this.#store.leaseHeld(id)) return { status: 'running', last };
-    // The producer may have just finished: look once more before calling it gone.
-    const again = await this.#store.lastEvent(id);
-    return { status: again && isTerminal(again) ? terminalStatus(again) : 'interrupted', last: again };
+    const { status, read } = await this.#standing(
+      id,
+      () => this.#store.lastEvent(id),
+      last => last,
+    );
+    return { status, last: read };
+  }
+
+  /**
+   * How a run stands, from what `read` gives of its log (its newest event, or all its events) and whether a
+   * producer holds its lease. Without a terminal event and a lease, the log is read once more: the producer may
+   * have just finished, and a run is never called gone, or done without all of its text, by a read from before.
+   */
+  async #standing<T>(
+    id: string,
+    read: () => Promise<T>,
+    lastOf: (read: T) => LoggedEvent | undefined,
+  ): Promise<{ status: RunStatus; read: T }> {
+    const first = await read();
+    const last = lastOf(first);
+    if (last && isTerminal(last)) return { status: statusOf(last, false), read: first };
+    if (await this.#store.leaseHeld(id)) return { status: 'running', read: first };
+    const again = await read();
+    return { status: statusOf(lastOf(again), false), read: again };
+  }
+
+  /** The visitor's run of `ref`; `run_not_found` when there is none, or it is someone else's. */
+  async find(ref: RunRef): Promise<RunRecord> {
+    const record = await this.#store.getRun(runId(ref));
+    if (!record || record.owner !== ref.owner) throw runNotFound();
+    return record;
+  }
+
+  /** The whole reply of the run's attempt, once it ended; the error it ended with, thrown. */
+  async whole(record: RunRecord, signal: AbortSignal): Promise<MessageReply> {
+    const events: LoggedEvent[] = [];
+    for await (const event of this.follow(runId(record), record.attempt, null, signal)) events.push(event);
+    const { content, citations, done, error } = fold(events);
+    if (error) throw errorOfEvent(error);
+    if (!done) throw interrupted();
+    return { content, citations, ...done };
   }
 
   /**
@@ -263,11 +229,18 @@ export class Runs {
    * event, the reader going away (`signal`), or a new attempt starting (the reader then follows that one afresh).
    */
   async *follow(id: string, attempt: number, after: string | null, signal: AbortSignal): AsyncGenerator<LoggedEvent> {
-    for await (const events of this.followBatches(id, attempt, after, signal)) yield* events;
+    for await (const events of this.#batches(id, attempt, after, signal)) yield* events;
   }
 
-  /** `follow`, in the batches the store gives: every event already logged at once, then the new ones as they come. */
-  async *followBatches(
+  /**
+   * `follow` for the run's attempt of `record`, in the batches the store gives: every event already logged at once,
+   * then the new ones as they come.
+   */
+  followBatches(record: RunRecord, after: string | null, signal: AbortSignal): AsyncGenerator<LoggedEvent[]> {
+    return this.#batches(runId(record), record.attempt, after, signal);
+  }
+
+  async *#batches(
     id: string,
     attempt: number,
     after: string | null,
@@ -323,14 +296,8 @@ export class Runs {
       const record = await this.#store.getRun(id);
       if (record?.owner !== owner) continue;
       // The status comes from the events read, so that a view never says done without all of its text.
-      let events = await this.#store.readEvents(id, null, { waitMs: 0 });
-      let status: RunStatus;
-      if (events.length && isTerminal(events.at(-1)!)) status = terminalStatus(events.at(-1)!);
-      else if (await this.#store.leaseHeld(id)) status = 'running';
-      else {
-        events = await this.#store.readEvents(id, null, { waitMs: 0 });
-        status = events.length && isTerminal(events.at(-1)!) ? terminalStatus(events.at(-1)!) : 'interrupted';
-      }
+      const read = () => this.#store.readEvents(id, null, { waitMs: 0 });
+      const { status, read: events } = await this.#standing(id, read, events => events.at(-1));
       views.push(viewOf(record, events, status));
     }
     return views;
@@ -367,7 +334,7 @@ export class Runs {
     return this.#draining;
   }
 
-  /** Runs the producer in the background; resolves once the service accepted the message. */
+  /** Starts a producer (producer.ts) that this instance can end, and counts it until it ended. */
   #produce(
     id: string,
     record: RunRecord,
@@ -376,179 +343,15 @@ export class Runs {
     historyCitations: Citation[] | null,
     background: Background,
   ): Promise<void> {
-    const { store } = this.#options;
-    const { replayWindowMs, eventsPerRun, bytesPerRun } = this.#limits;
-    let accept!: () => void;
-    let refuse!: (error: unknown) => void;
-    const accepted = new Promise<void>((resolve, reject) => ((accept = resolve), (refuse = reject)));
-    accepted.catch(() => {});
     const abort = new AbortController();
     this.#producers.add(abort);
     if (this.#halting) abort.abort(new Halt('restarting'));
-
-    let cited: Citation[] = [];
-    const append = async <E extends StreamEventName>(event: E, data: StreamEvents[E]) => {
-      const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
-      if (appended === null) throw new Halt('lease-lost');
-      if (event === 'citations') cited = (data as StreamEvents['citations']).citations;
-      const after = event === 'done' && this.#options.onDone?.(record, data as StreamEvents['done'], cited);
-      if (after) background(after);
+    const ended = () => {
+      this.#producers.delete(abort);
+      this.#whenIdle();
     };
-    // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.
-    const coalesceFrom = eventsPerRun - 70;
-    const flushBytes = Math.ceil(bytesPerRun / 64);
-    let appended = 0;
-    let bytes = 0;
-    let pending = '';
-    const flush = async () => {
-      if (!pending) return;
-      const text = pending;
-      pending = '';
-      appended++;
-      await append('delta', { text });
-    };
-
-    const renew = setInterval(() => {
-      store.renewLease(id, token, this.#leaseMs).then(
-        held => held || abort.abort(new Halt('lease-lost')),
-        () => {},
-      );
-      admission.renew().catch(() => {});
-    }, this.#leaseMs / 3);
-    (renew as { unref?: () => void }).unref?.();
-    store.watchStop(id, abort.signal).then(
-      () => abort.abort(new Halt('stopped')),
-      () => {},
-    );
-
-    const work = (async () => {
-      try {
-        if (historyCitations) {
-          const found = await this.#fromHistory(id, record, abort.signal);
-          if (found) {
-            accept();
-            if (found.content) await append('delta', { text: found.content });
-            if (historyCitations.length) await append('citations', { citations: historyCitations });
-            await append('done', { messageId: found.messageId, runId: found.runId, finishReason: 'stop', usage: null });
-            return;
-          }
-        }
-        if (await store.stopRequested(id)) abort.abort(new Halt('stopped'));
-        abort.signal.throwIfAborted();
-        const batches = await this.#options.open(record.conversationId, record.message, abort.signal);
-        accept();
-        // Text that came in one read from the service is appended as one event: after each batch (one read), the
-        // next is awaited until what the service already delivered has been read (`afterReads`), and the text is
-        // appended then. A read under way when the producer ends is settled by the abort in `finally`, and not
-        // awaited.
-        const pull = () => {
-          const promise = batches.next();
-          promise.catch(() => {});
-          return promise;
-        };
-        let next = pull();
-        let read: Promise<false> | undefined;
-        for (;;) {
-          const result = await next;
-          if (result.done) break;
-          for (const chunk of result.value) {
-            if (chunk.type === 'delta') {
-              const size = utf8Length(chunk.text);
-              if (bytes + size > bytesPerRun) {
-                pending += cut(chunk.text, bytesPerRun - bytes);
-                await flush();
-                await append('done', { messageId: null, runId: null, finishReason: 'length', usage: null });
-                await batches.return(undefined);
-                return;
-              }
-              bytes += size;
-              pending += chunk.text;
-            } else if (chunk.type === 'citations') {
-              await flush();
-              await append('citations', { citations: normalizeCitations(chunk.citations) });
-            } else {
-              await flush();
-              await append('done', {
-                messageId: typeof chunk.messageId === 'string' ? chunk.messageId : null,
-                runId: typeof chunk.runId === 'string' ? chunk.runId : null,
-                finishReason: typeof chunk.finishReason === 'string' ? chunk.finishReason : null,
-                usage: chunk.usage ?? null,
-              });
-              await batches.return(undefined);
-              return;
-            }
-          }
-          next = pull();
-          if (!pending) continue;
-          if (pending.length >= flushBytes) await flush();
-          else if (appended < coalesceFrom) {
-            read ??= afterReads().then(() => ((read = undefined), false as const));
-            const more = await Promise.race([next.then(ready, ready), read]);
-            if (!more) await flush();
-          }
-        }
-        throw interrupted();
-      } catch (error) {
-        const halt = abort.signal.reason instanceof Halt ? abort.signal.reason : error instanceof Halt ? error : null;
-        if (halt?.why === 'lease-lost') return accept();
-        try {
-          await flush();
-          if (halt?.why === 'stopped') {
-            accept();
-            await append('done', { messageId: null, runId: null, finishReason: 'stopped', usage: null });
-          } else {
-            const failure = halt?.why === 'restarting' ? restarting() : halt ? interrupted() : toHttpError(error);
-            try {
-              await append('error', { code: failure.code, message: failure.message, retryable: failure.retryable });
-            } finally {
-              // After the log says so, so that a request right after the refusal finds the run failed.
-              refuse(failure);
-            }
-          }
-        } catch (appendError) {
-          if (!(appendError instanceof Halt)) this.#options.onError?.(appendError);
-        }
-      } finally {
-        clearInterval(renew);
-        abort.abort(new Halt('closing'));
-        await Promise.allSettled([admission.release(), store.releaseLease(id, token)]);
-        this.#producers.delete(abort);
-        this.#whenIdle();
-      }
-    })();
-    work.catch(error => this.#options.onError?.(error));
-    background(work);
-    return accepted;
-  }
-
-  /**
-   * The reply the service already keeps for this run's message, if an earlier attempt got that far: the newest user
-   * message with the same text, sent since the run began (5 s allowed for clocks that differ), followed by an
-   * assistant message no other run of the conversation stands for. Without a time, only the newest exchange counts.
-   */
-  async #fromHistory(id: string, record: RunRecord, signal: AbortSignal) {
-    const messages = await this.#options.history(record.conversationId, signal);
-    const claimed = new Set<string>();
-    for (const other of await this.#store.listRuns(record.conversationId)) {
-      const last = other === id ? undefined : await this.#store.lastEvent(other);
-      const done = last?.event === 'done' ? (JSON.parse(last.data) as StreamEvents['done']) : undefined;
-      if (done?.messageId) claimed.add(done.messageId);
-    }
-    const since = record.createdAt - 5_000;
-    for (let i = messages.length - 2; i >= 0; i--) {
-      const [user, reply] = [messages[i]!, messages[i + 1]!];
-      const time = user.timestamp ? Date.parse(user.timestamp) : NaN;
-      if (time < since) break;
-      if (user.role !== 'user' || user.content !== record.message || reply.role !== 'assistant') continue;
-      if (reply.messageId && claimed.has(reply.messageId)) continue;
-      if (Number.isNaN(time) && i !== messages.length - 2) break;
-      return {
-        content: reply.content ?? '',
-        messageId: reply.messageId ?? null,
-        runId: reply.conversationRunId ?? null,
-      };
-    }
-    return undefined;
+    const options: ProducerOptions = { ...this.#options, leaseMs: this.#leaseMs };
+    return produce(options, { id, record, token, admission, historyCitations, background, abort, ended });
   }
 
   /** Ends a run whose producer vanished, under a lease of its own so that only one reader writes the end. */
@@ -566,68 +369,4 @@ export class Runs {
       await this.#store.releaseLease(id, token);
     }
   }
-}
-
-export const restarting = () =>
-  new HttpError(503, 'server_restarting', 'This server is restarting. The reply goes on elsewhere.', {
-    retryable: true,
-    retryAfter: 1,
-  });
-
-export const runNotFound = () => new HttpError(404, 'run_not_found', 'There is no such reply.', { retryable: false });
-
-export function terminalStatus(event: Pick<LoggedEvent, 'event' | 'data'>): RunStatus {
-  if (event.event === 'done') {
-    return (JSON.parse(event.data) as StreamEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
-  }
-  return (JSON.parse(event.data) as StreamEvents['error']).code === 'interrupted' ? 'interrupted' : 'failed';
-}
-
-/** What a run's events add up to: the text, the citations, and how it ended. */
-export function fold(events: LoggedEvent[]) {
-  const reply = {
-    content: '',
-    citations: [] as Citation[],
-    done: null as StreamEvents['done'] | null,
-    error: null as StreamEvents['error'] | null,
-  };
-  for (const event of events) {
-    const data: unknown = JSON.parse(event.data);
-    if (event.event === 'delta') reply.content += (data as StreamEvents['delta']).text;
-    else if (event.event === 'citations') reply.citations = (data as StreamEvents['citations']).citations;
-    else if (event.event === 'done') reply.done = data as StreamEvents['done'];
-    else if (event.event === 'error') reply.error = data as StreamEvents['error'];
-  }
-  return reply;
-}
-
-/** A run as the browser sees it in a conversation: the message, the text so far and how it ended. */
-export function viewOf(record: RunRecord, events: LoggedEvent[], status: RunStatus): RunView {
-  const { content, citations, done, error } = fold(events);
-  const failure = status === 'interrupted' && !error ? interrupted() : null;
-  return {
-    key: record.key,
-    message: record.message,
-    status,
-    content,
-    citations,
-    messageId: done?.messageId ?? null,
-    finishReason: done?.finishReason ?? null,
-    error: failure ? { code: failure.code, message: failure.message, retryable: true } : error,
-    lastEventId: events.at(-1)?.id ?? null,
-    attempt: record.attempt,
-    createdAt: new Date(record.createdAt).toISOString(),
-  };
-}
-
-/** The longest start of `text` that fits in `max` UTF-8 bytes. */
-function cut(text: string, max: number): string {
-  let out = '';
-  let size = 0;
-  for (const char of text) {
-    size += utf8Length(char);
-    if (size > max) break;
-    out += char;
-  }
-  return out;
 }

@@ -19,6 +19,7 @@ import type { HealthReport, StreamEvents } from '../../src/protocol.js';
 import { startRedis } from '../support/redis.js';
 import type { RedisServer } from '../support/redis.js';
 import { apiKey, juniper } from '../support/service.js';
+import { until } from '../support/until.js';
 
 const site = 'https://shop.example.com';
 const base = '/persona-chat';
@@ -323,7 +324,7 @@ describe('two instances behind a load balancer, one Redis', () => {
     assert.equal(rest.at(-1)!.event, 'done');
     assert.equal(rest.at(-1)!.data.finishReason, 'stopped');
     const [upstream] = service.continuesOf(chat.id);
-    await until(async () => upstream!.signal.aborted, 'the service to see the request end');
+    await until(async () => upstream!.signal.aborted, 'the service to see the request end', { withinMs: 20_000 });
   });
 
   it('ends the replies of a killed instance as interrupted, and a Retry on the other completes them once', async () => {
@@ -371,10 +372,14 @@ describe('two instances behind a load balancer, one Redis', () => {
     const b = instances.find(instance => instance.name === 'B')!;
     const exited = once(b.child, 'exit');
     b.child.kill('SIGTERM');
-    await until(async () => {
-      const ready = await call('/readyz', { to: 'B' });
-      return ready.status === 503 && ((await ready.json()) as HealthReport).status === 'draining';
-    }, 'B to say it is draining');
+    await until(
+      async () => {
+        const ready = await call('/readyz', { to: 'B' });
+        return ready.status === 503 && ((await ready.json()) as HealthReport).status === 'draining';
+      },
+      'B to say it is draining',
+      { withinMs: 20_000 },
+    );
     const refused = await chat.send('Another question', crypto.randomUUID(), 'B', 'application/json');
     assert.equal(refused.status, 503);
     assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'server_restarting');
@@ -407,11 +412,13 @@ describe('two instances behind a load balancer, one Redis', () => {
     await readUntil(events, event => event.event === 'delta');
     // The browser's network drops; the reply goes on to its end at the service, then Redis restarts empty.
     await events.return(undefined);
-    await until(async () => chat.history().length === 2, 'the service to keep the whole reply');
+    await until(async () => chat.history().length === 2, 'the service to keep the whole reply', { withinMs: 20_000 });
     await redis.kill();
     await redis.start();
     for (const to of ['A', 'B']) {
-      await until(async () => (await call('/readyz', { to })).status === 200, `${to} to be ready again`);
+      await until(async () => (await call('/readyz', { to })).status === 200, `${to} to be ready again`, {
+        withinMs: 20_000,
+      });
     }
     const followed = await chat.follow(key, null, 'B');
     assert.equal(followed.status, 404, 'the store forgot the run');
@@ -450,7 +457,9 @@ describe('two instances behind a load balancer, one Redis', () => {
     assert.equal(session.status, 200, 'sessions go on, limited by each instance alone');
     await redis.start();
     for (const to of ['A', 'B']) {
-      await until(async () => (await call('/readyz', { to })).status === 200, `${to} to be ready again`);
+      await until(async () => (await call('/readyz', { to })).status === 200, `${to} to be ready again`, {
+        withinMs: 20_000,
+      });
     }
     const res = await chat.send('Are you there?', crypto.randomUUID(), undefined, 'application/json');
     assert.equal(res.status, 200);
@@ -461,11 +470,3 @@ describe('two instances behind a load balancer, one Redis', () => {
     );
   });
 });
-
-async function until(check: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(resolve => setTimeout(resolve, 50));
-  }
-}

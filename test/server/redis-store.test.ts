@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { RedisStore } from '../../src/server/redis-store.js';
 import { StoreUnavailableError } from '../../src/server/store.js';
 import { startRedis } from '../support/redis.js';
+import { until } from '../support/until.js';
 import type { RedisServer } from '../support/redis.js';
 import { record, storeSuite, window } from './store-suite.js';
 
@@ -13,24 +14,18 @@ let redis: RedisServer;
 let stores = 0;
 const statuses: string[] = [];
 
+/** Whether the store answers a ping. */
+const answers = (store: RedisStore) =>
+  store.ping().then(
+    () => true,
+    () => false,
+  );
+
 /** A store of its own on the shared server: each has its own prefix, so no test sees another's keys. */
 async function connected(onStatus = (status: string) => void statuses.push(status), prefix = `t${++stores}:`) {
   const store = new RedisStore({ url: redis.url, prefix, onStatus });
-  await until(() =>
-    store.ping().then(
-      () => true,
-      () => false,
-    ),
-  );
+  await until(() => answers(store), 'the store to answer');
   return store;
-}
-
-async function until(check: () => Promise<boolean>, what = 'the store to answer') {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(resolve => setTimeout(resolve, 20));
-  }
 }
 
 before(async () => {
@@ -88,26 +83,14 @@ describe('RedisStore alone', () => {
     const store = new RedisStore({ url: proxy.url, prefix: 'frozen:', commandTimeoutMs: 300, onStatus: () => {} });
     const other = await connected(undefined, 'frozen:');
     after(() => Promise.all([store.close(), other.close(), proxy.close()]));
-    await until(() =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    );
+    await until(() => answers(store), 'the store to answer');
     await store.createRun('r', record(), window);
     proxy.freezeSubscribers();
 
     const controller = new AbortController();
     const reading = store.readEvents('r', null, { waitMs: 60_000, signal: controller.signal });
     await assert.rejects(reading, StoreUnavailableError, 'the wait fails instead of hanging');
-    await until(
-      () =>
-        store.ping().then(
-          () => true,
-          () => false,
-        ),
-      'a new subscriber to answer',
-    );
+    await until(() => answers(store), 'a new subscriber to answer');
     const watching = store.watchStop('r', new AbortController().signal);
     await other.requestStop('r', 60_000);
     await watching;
@@ -116,12 +99,7 @@ describe('RedisStore alone', () => {
   it('fails a command a stalled Redis leaves unanswered, within the command timeout, and serves once it goes on', async () => {
     const store = new RedisStore({ url: redis.url, prefix: 'stall:', commandTimeoutMs: 300, onStatus: () => {} });
     after(() => store.close());
-    await until(() =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    );
+    await until(() => answers(store), 'the store to answer');
     redis.pause();
     try {
       const bounded = <T>(work: Promise<T>) =>
@@ -131,12 +109,7 @@ describe('RedisStore alone', () => {
     } finally {
       redis.resume();
     }
-    await until(() =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    );
+    await until(() => answers(store), 'the store to answer');
     assert.equal((await store.hit('k2', 1000)).count, 1);
   });
 
@@ -156,23 +129,11 @@ describe('RedisStore alone', () => {
     await assert.rejects(store.readEvents('r', null, { waitMs: 1000 }), StoreUnavailableError);
     await until(async () => seen.includes('unavailable'), 'the outage to be reported');
     await redis.start();
-    await until(() =>
-      store.ping().then(
-        () => true,
-        () => false,
-      ),
-    );
+    await until(() => answers(store), 'the store to answer');
     await until(async () => seen.includes('ready'), 'the recovery to be reported');
     assert.equal(await store.getRun('r'), undefined, 'a Redis without persistence starts empty');
     assert.equal((await store.hit('k', 1000)).count, 1);
-    await until(
-      () =>
-        other.ping().then(
-          () => true,
-          () => false,
-        ),
-      'the other store to reconnect',
-    );
+    await until(() => answers(other), 'the other store to reconnect');
     await other.requestStop('r2', 60_000);
     await watching;
     assert.deepEqual(seen, ['unavailable', 'ready']);

@@ -2,57 +2,13 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { StreamEvents } from '../../src/protocol.js';
 import { HttpError } from '../../src/server/errors.js';
-import { Runs, runId } from '../../src/server/runs.js';
+import { runId } from '../../src/server/run-log.js';
+import { Runs } from '../../src/server/runs.js';
 import type { RunLimits } from '../../src/server/runs.js';
 import { MemoryStore } from '../../src/server/store.js';
-import type { ChatMessage, StreamChunk } from '../../src/service/types.js';
-
-/**
- * A service whose replies the test writes chunk by chunk, the chunks of one `push` as one read; each call records its
- * message and signal.
- */
-function service() {
-  const calls: { message: string; signal: AbortSignal; push(...chunks: StreamChunk[]): void; fail(e: Error): void }[] =
-    [];
-  let history: ChatMessage[] = [];
-  let historyReads = 0;
-  let refuse: Error | undefined;
-  const open = async (_conversationId: string, message: string, signal: AbortSignal) => {
-    signal.throwIfAborted();
-    if (refuse) throw refuse;
-    const queue: StreamChunk[] = [];
-    let failure: Error | undefined;
-    let wake = () => {};
-    calls.push({
-      message,
-      signal,
-      push: (...chunks) => (queue.push(...chunks), wake()),
-      fail: error => ((failure = error), wake()),
-    });
-    return (async function* () {
-      for (;;) {
-        if (queue.length) {
-          yield queue.splice(0);
-          continue;
-        }
-        if (failure) throw failure;
-        signal.throwIfAborted();
-        await new Promise<void>((resolve, reject) => {
-          wake = resolve;
-          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-        });
-      }
-    })();
-  };
-  return {
-    calls,
-    open,
-    history: async () => (historyReads++, history),
-    historyReads: () => historyReads,
-    setHistory: (messages: ChatMessage[]) => (history = messages),
-    refuseWith: (error: Error | undefined) => (refuse = error),
-  };
-}
+import type { StreamChunk } from '../../src/service/types.js';
+import { scriptedService as service } from '../support/upstream.js';
+import { until } from '../support/until.js';
 
 const limits: RunLimits = {
   replayWindowMs: 60_000,
@@ -87,11 +43,6 @@ function setup(options: { limits?: Partial<RunLimits>; leaseMs?: number } = {}) 
   };
   return { store, upstream, runs, admit, ref, read, slots: () => slots };
 }
-
-const until = async (check: () => boolean, what: string) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise(resolve => setTimeout(resolve, 5));
-  assert.ok(check(), what);
-};
 
 const done = (messageId = 'm1'): StreamChunk => ({ type: 'done', messageId, runId: 'r1', finishReason: 'stop' });
 

@@ -8,14 +8,14 @@ import { Hono } from 'hono';
 import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import { resendHeader } from '../../protocol.js';
-import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
+import type { StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
 import { keepAliveOf, requestSignal } from '../env.js';
 import type { Ctx, Env } from '../env.js';
 import type { Parts } from '../parts.js';
-import { HttpError, errorOfEvent, interrupted } from '../errors.js';
+import { HttpError, runNotFound } from '../errors.js';
 import { noteFailure } from '../middleware/error-handler.js';
-import { fold, isTerminal, runId, runNotFound, terminalStatus } from '../runs.js';
+import { isTerminal, terminalStatus } from '../run-log.js';
 import { eventFrames, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
@@ -69,7 +69,8 @@ export function replyRoutes(parts: Parts) {
     const naming = updates.nameFromFirstMessage(id, message);
     if (naming) keepAlive(naming);
     if (wantsStream(c)) return stream(c, record, after);
-    return c.json(await whole(c, record));
+    // The whole reply, for `Accept: application/json`: once the run ended.
+    return c.json(await runs.whole(record, c.req.raw.signal));
   });
 
   app.get('/conversations/:id/runs/:key/events', async c => {
@@ -97,15 +98,13 @@ export function replyRoutes(parts: Parts) {
     const id = conversationId(c);
     const key = runKey(c);
     await ownership.check(sub, id, requestSignal(c));
-    const record = await parts.store.getRun(runId({ conversationId: id, key }));
-    if (!record || record.owner !== sub) throw runNotFound();
-    return record;
+    return runs.find({ owner: sub, conversationId: id, key });
   }
 
   /** The run's events as SSE: `meta` at once, then the log after `after`, then live events, pings between. */
   function stream(c: Ctx, record: RunRecord, after: string | null) {
     const reader = new AbortController();
-    const batches = runs.followBatches(runId(record), record.attempt, after, reader.signal);
+    const batches = runs.followBatches(record, after, reader.signal);
     let settle: (outcome: LogLine['outcome']) => void = () => {};
     c.set('outcome', new Promise(resolve => (settle = resolve)));
     let timer: ReturnType<typeof setInterval> | undefined;
@@ -154,16 +153,6 @@ export function replyRoutes(parts: Parts) {
       },
     });
     return c.body(body, 200, sseHeaders);
-  }
-
-  /** The whole reply, for `Accept: application/json`: waits for the run to end. */
-  async function whole(c: Ctx, record: RunRecord): Promise<MessageReply> {
-    const events = [];
-    for await (const event of runs.follow(runId(record), record.attempt, null, c.req.raw.signal)) events.push(event);
-    const { content, citations, done, error } = fold(events);
-    if (error) throw errorOfEvent(error);
-    if (!done) throw interrupted();
-    return { content, citations, ...done };
   }
 
   return app;
