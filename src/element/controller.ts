@@ -456,9 +456,11 @@ export class ChatController implements ReactiveController {
     const { signal } = handle;
     this.#apply({ type: 'accepting', id: handle.id });
     try {
-      await untilAborted(this.#starting(), signal);
+      // The session and the conversation are asked for again after a failure of the way to the backend, as the
+      // message is: an instance that died while answering does not make the visitor press Retry.
+      await this.#persist(handle, () => untilAborted(this.#starting(), signal));
       for (let fresh = true; ; fresh = false) {
-        const conversationId = await untilAborted(this.#conversation(), signal);
+        const conversationId = await this.#persist(handle, () => untilAborted(this.#conversation(), signal));
         try {
           await this.#deliver(handle, conversationId);
           return;
@@ -518,16 +520,28 @@ export class ChatController implements ReactiveController {
    * service's history. Repeated failures are the turn's failure.
    */
   async #deliver(handle: TurnHandle, conversationId: string, followOnly = false) {
-    // Long enough for a load balancer to notice an instance is draining or gone (about 11 s in all).
-    const pauses = [500, 1000, 2000, 4000, 4000];
-    for (let tries = 0; ; tries++) {
+    await this.#persist(handle, async tries => {
       try {
         if (followOnly && !tries) await this.#follow(handle, conversationId);
         else await this.#stream(handle, conversationId);
         if (handle.recover) throw handle.recover;
-        return;
-      } catch (error) {
+      } finally {
         handle.recover = undefined;
+      }
+    });
+  }
+
+  /**
+   * Does `work` again after a failure of the way to the backend (`recoverable`), after a short pause, while the turn
+   * shows it is reconnecting; repeated failures are thrown. The pauses are long enough for a load balancer to notice
+   * an instance is draining or gone (about 11 s in all).
+   */
+  async #persist<T>(handle: TurnHandle, work: (tries: number) => Promise<T>): Promise<T> {
+    const pauses = [500, 1000, 2000, 4000, 4000];
+    for (let tries = 0; ; tries++) {
+      try {
+        return await work(tries);
+      } catch (error) {
         if (!recoverable(error) || tries >= pauses.length) throw error;
         this.#apply({ type: 'reconnecting', id: handle.id });
         await pauseFor(pauses[tries]!, handle.signal);

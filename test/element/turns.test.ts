@@ -290,6 +290,31 @@ describe('<persona-chat> turns', () => {
     expect(errors.length).to.equal(0);
   });
 
+  it('rides out an instance that dies as it answers the creation of the conversation: no Retry, asked once', async () => {
+    const h = await chat();
+    const errors = count(h.el, 'persona-chat-error');
+    const real = h.el.fetch;
+    const asked: string[] = [];
+    h.el.fetch = async (input, init) => {
+      const path = new URL(String(input), location.href).pathname.replace('/persona-chat', '');
+      if ((init?.method ?? 'GET') !== 'POST' || path !== '/conversations') return real(input, init);
+      asked.push(path);
+      // The backend creates the conversation, then its answer is lost on the way (the instance died as it answered):
+      // a connection cannot be made to break at that moment in a browser test, so the loss is stood in for here.
+      const answered = await real(input, init);
+      if (asked.length > 1) return answered;
+      await answered.body?.cancel();
+      throw new TypeError('Failed to fetch');
+    };
+    const reply = h.el.send('What does membership cost?');
+    await h.reconnecting();
+    expect((await reply).content).to.contain('Membership');
+    expect(asked).to.deep.equal(['/conversations', '/conversations'], 'the creation was asked for again');
+    expect((await continues()).length).to.equal(1, 'the service was asked once');
+    expect(errors.length).to.equal(0);
+    expect(h.retryButton).to.equal(null);
+  });
+
   it('recovers a cut stream on its own, whatever chunk it was cut at, asking the service once more', async () => {
     for (const afterChunks of [0, 1, 3, 9]) {
       await resetAll();
