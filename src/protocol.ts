@@ -35,6 +35,12 @@ export interface Usage {
   total_tokens: number;
 }
 
+/**
+ * The longest message, in characters, that the element lets a visitor write and the backend takes by default
+ * (`limits.messageMaxLength`): one number, so that the two agree.
+ */
+export const messageMaxLength = 4000;
+
 /** The header every request to `{endpoint}/session` must carry, with the value `1`. */
 export const csrfHeader = 'X-Persona-Chat';
 

@@ -29,6 +29,7 @@ import type { Feedback, HistoryItem, Turn } from './state.js';
 import type { StorageKind } from './storage.js';
 import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
+import { messageMaxLength } from '../protocol.js';
 import type { ConversationSummary } from '../protocol.js';
 
 const chatIcon = icon(chatIconPath);
@@ -582,7 +583,7 @@ export class PersonaChat extends LitElement {
 
   /** Says how many characters are left at a few steps near the limit, not at every keystroke. */
   #countDown() {
-    const remaining = Math.max(0, 4000 - this.draft.length);
+    const remaining = Math.max(0, messageMaxLength - this.draft.length);
     const step = [0, 10, 20, 50, 100, 200].find(step => remaining <= step) ?? Infinity;
     if (step < this.#counted) this.#say(this.#text.charactersLeft(remaining));
     this.#counted = step;
@@ -703,7 +704,7 @@ export class PersonaChat extends LitElement {
     const replying = Boolean(activeTurn(state));
     const busy = this.#busy;
     const panelOpen = inline || this.open;
-    const remaining = 4000 - this.draft.length;
+    const remaining = messageMaxLength - this.draft.length;
     const language = this.#shown.language;
     const dir = this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr';
     const context: RenderContext = {

@@ -4,6 +4,7 @@
  * an Error that names it (and the command-line flag and environment variable that set it), so a misconfigured CLI
  * server never starts and a misconfigured handler answers nothing but a 500.
  */
+import { messageMaxLength } from '../protocol.js';
 import type { Timeouts } from '../service/client.js';
 import type { StoredFeedback } from './annotations.js';
 import { OriginListError, originPolicy } from './origins.js';
@@ -52,7 +53,7 @@ export interface Limits {
 }
 
 export const defaultLimits: Limits = {
-  messageMaxLength: 4000,
+  messageMaxLength,
   bodyMaxBytes: 32 * 1024,
   messagesPerUserPerMinute: 20,
   messagesPerIpPerMinute: 60,
