@@ -15,28 +15,18 @@
  * ```
  */
 import { normalizeCitations } from './citations.js';
-import { ServiceError, codeForStatus, redact } from './errors.js';
-import type { NodeFetch } from './node-fetch.js';
+import { ServiceError } from './errors.js';
+import { Requests, badResponse, defaultTimeouts } from './request.js';
+import type { CallOptions, FetchLike, Started, Timeouts } from './request.js';
 import { readNdjsonBatches, readSseBatches } from './stream.js';
+import { Transports } from './transport.js';
 import type { ChatResponse, Conversation, ListResponse, StreamChunk } from './types.js';
 
-type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export { defaultTimeouts } from './request.js';
+export type { CallOptions, Timeouts } from './request.js';
 
 /** `chat` is form B (`PATCH …/chat`, `…/chat-sse`, `…/chat-http2`); `continue` is form A (`POST …/continue…`). */
 export type RouteForm = 'chat' | 'continue';
-
-export interface Timeouts {
-  /** Until the response headers arrive (for a complete-response continue, `firstByteMs` bounds that wait). */
-  connectMs: number;
-  /** Streams: from the headers to the first body bytes. Complete-response continue: until the headers. */
-  firstByteMs: number;
-  /** Streams: the longest pause between two pieces of the body. */
-  idleMs: number;
-  /** The whole call, body included. */
-  totalMs: number;
-}
-
-export const defaultTimeouts: Timeouts = { connectMs: 10_000, firstByteMs: 60_000, idleMs: 30_000, totalMs: 300_000 };
 
 export interface ServiceClientOptions {
   /** Where the service is, e.g. `https://api.example.com/v1` or the emulator's `http://127.0.0.1:4010`. */
@@ -66,11 +56,6 @@ export interface ServiceClientOptions {
   acceptUnmarkedEnd?: boolean;
 }
 
-export interface CallOptions {
-  signal?: AbortSignal;
-  timeouts?: Partial<Timeouts>;
-}
-
 export interface ListOptions extends CallOptions {
   continuationToken?: string | null;
 }
@@ -80,13 +65,6 @@ export type ListScope = { externalUserId: string } | { personaId: string } | Rec
 
 export type Delivery = 'sse' | 'http2' | 'json';
 
-interface Started {
-  response: Response;
-  signal: AbortSignal;
-  timeouts: Timeouts;
-  done(): void;
-}
-
 const continuePaths: Record<RouteForm, Record<Delivery, [method: string, suffix: string]>> = {
   chat: { json: ['PATCH', 'chat'], sse: ['PATCH', 'chat-sse'], http2: ['PATCH', 'chat-http2'] },
   continue: { json: ['POST', 'continue'], sse: ['POST', 'continue-sse'], http2: ['POST', 'continue-stream'] },
@@ -95,14 +73,8 @@ const continuePaths: Record<RouteForm, Record<Delivery, [method: string, suffix:
 export class ServiceClient {
   readonly #baseUrl: string;
   readonly #http2BaseUrl: string;
-  readonly #apiKey: string;
-  readonly #apiKeyHeader: string;
-  readonly #fetch: FetchLike;
-  /** The Node transport this client made, to close with it. */
-  #ownNodeFetch: Promise<NodeFetch | undefined> | undefined;
-  readonly #timeouts: Timeouts;
-  #http2Fetch: FetchLike | undefined;
-  #ownsHttp2 = false;
+  readonly #requests: Requests;
+  readonly #transports: Transports;
   #form: RouteForm | undefined;
   readonly #acceptUnmarkedEnd: boolean;
 
@@ -116,12 +88,13 @@ export class ServiceClient {
     }
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#http2BaseUrl = (options.http2BaseUrl ?? options.baseUrl).replace(/\/+$/, '');
-    this.#apiKey = options.apiKey;
-    this.#apiKeyHeader = options.apiKeyHeader ?? 'x-svc-api-key';
     this.#form = routes === 'auto' ? undefined : routes;
-    this.#fetch = options.fetch ?? (onNode() ? this.#nodeFetch() : (input, init) => globalThis.fetch(input, init));
-    this.#http2Fetch = options.http2Fetch;
-    this.#timeouts = { ...defaultTimeouts, ...options.timeouts };
+    this.#transports = new Transports(options);
+    this.#requests = new Requests({
+      apiKey: options.apiKey,
+      apiKeyHeader: options.apiKeyHeader ?? 'x-svc-api-key',
+      timeouts: { ...defaultTimeouts, ...options.timeouts },
+    });
     this.#acceptUnmarkedEnd = options.acceptUnmarkedEnd ?? false;
   }
 
@@ -148,7 +121,7 @@ export class ServiceClient {
   async continueConversation(conversationId: string, message: string, options?: CallOptions): Promise<ChatResponse> {
     const started = await this.#continue(conversationId, message, 'json', options);
     try {
-      return (await this.#readJson(started)) as ChatResponse;
+      return (await this.#requests.readJson(started)) as ChatResponse;
     } finally {
       started.done();
     }
@@ -267,8 +240,7 @@ export class ServiceClient {
 
   /** Closes the HTTP/2 sessions and the kept-alive connections this client opened. */
   close() {
-    if (this.#ownsHttp2) (this.#http2Fetch as { close?: () => void } | undefined)?.close?.();
-    void this.#ownNodeFetch?.then(transport => transport?.close());
+    this.#transports.close();
   }
 
   // Internals
@@ -290,8 +262,8 @@ export class ServiceClient {
   }
 
   async #json<T>(method: string, path: string, body: unknown, options?: CallOptions): Promise<T> {
-    const started = await this.#start(
-      this.#fetch,
+    const started = await this.#requests.start(
+      this.#transports.fetch,
       this.#baseUrl + path,
       method,
       body,
@@ -300,25 +272,10 @@ export class ServiceClient {
       false,
     );
     try {
-      return (await this.#readJson(started)) as T;
+      return (await this.#requests.readJson(started)) as T;
     } finally {
       started.done();
     }
-  }
-
-  /** The body as a JSON object, which every answer of the service is; anything else is a bad_response. */
-  async #readJson(started: Started): Promise<unknown> {
-    const text = await this.#guard(started, 'bad_response', () => started.response.text());
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw badResponse(started.response, 'The service answered with a body that is not JSON.');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw badResponse(started.response, 'The service answered with JSON that is not an object.');
-    }
-    return parsed;
   }
 
   async *#batches(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk[]> {
@@ -333,7 +290,7 @@ export class ServiceClient {
         acceptUnmarkedEnd: this.#acceptUnmarkedEnd,
       });
       for (;;) {
-        const next = await this.#guard(started, 'stream_error', () => batches.next());
+        const next = await this.#requests.guard(started, 'stream_error', () => batches.next());
         if (next.done) return;
         yield next.value;
       }
@@ -349,14 +306,14 @@ export class ServiceClient {
     delivery: Delivery,
     options?: CallOptions,
   ): Promise<Started> {
-    const transport = delivery === 'http2' ? await this.#http2() : this.#fetch;
+    const transport = delivery === 'http2' ? await this.#transports.http2() : this.#transports.fetch;
     const base = delivery === 'http2' ? this.#http2BaseUrl : this.#baseUrl;
     const accept =
       delivery === 'sse' ? 'text/event-stream' : delivery === 'http2' ? 'application/x-ndjson' : 'application/json';
     const send = (form: RouteForm) => {
       const [method, suffix] = continuePaths[form][delivery];
       const url = `${base}/conversations/${encodeURIComponent(conversationId)}/${suffix}`;
-      return this.#start(transport, url, method, { message }, accept, options, delivery !== 'json');
+      return this.#requests.start(transport, url, method, { message }, accept, options, delivery !== 'json');
     };
     if (this.#form) return send(this.#form);
     try {
@@ -370,205 +327,6 @@ export class ServiceClient {
       return started;
     }
   }
-
-  /**
-   * The Node transport, loaded on the first call; the runtime's fetch where it cannot be loaded (a bundle for
-   * another runtime that claims to be Node).
-   */
-  #nodeFetch(): FetchLike {
-    const load = () =>
-      (this.#ownNodeFetch ??= import('./node-fetch.js').then(
-        module => module.createNodeFetch(),
-        () => undefined,
-      ));
-    return async (input, init) => ((await load()) ?? globalThis.fetch)(input, init);
-  }
-
-  async #http2(): Promise<FetchLike> {
-    if (!this.#http2Fetch) {
-      const { createHttp2Fetch } = await import('./http2.js');
-      this.#http2Fetch = createHttp2Fetch();
-      this.#ownsHttp2 = true;
-    }
-    return this.#http2Fetch;
-  }
-
-  /**
-   * Starts a request with the API key, the caller's signal and the timeouts. Throws a ServiceError for a
-   * non-2xx status, a timeout or a network failure; an abort by the caller rethrows the caller's reason.
-   */
-  async #start(
-    transport: FetchLike,
-    url: string,
-    method: string,
-    body: unknown,
-    accept: string,
-    options: CallOptions = {},
-    streaming: boolean,
-  ): Promise<Started> {
-    const timeouts = { ...this.#timeouts, ...options.timeouts };
-    const controller = new AbortController();
-    const userSignal = options.signal;
-    userSignal?.throwIfAborted();
-    let timedOut: ServiceError | undefined;
-    const fail = (code: string, ms: number) => () => {
-      timedOut = new ServiceError({
-        status: 0,
-        code,
-        message: `The service did not answer within ${ms} ms.`,
-        retryable: true,
-      });
-      controller.abort(timedOut);
-    };
-    const onUserAbort = () => controller.abort(userSignal?.reason);
-    userSignal?.addEventListener('abort', onUserAbort, { once: true });
-    const total = unref(setTimeout(fail('total_timeout', timeouts.totalMs), timeouts.totalMs));
-    const headersMs = streaming ? timeouts.connectMs : Math.max(timeouts.connectMs, timeouts.firstByteMs);
-    const headersTimer = unref(
-      setTimeout(fail(streaming ? 'connect_timeout' : 'first_byte_timeout', headersMs), headersMs),
-    );
-    const done = () => {
-      clearTimeout(total);
-      clearTimeout(headersTimer);
-      userSignal?.removeEventListener('abort', onUserAbort);
-    };
-    const headers: Record<string, string> = { accept, [this.#apiKeyHeader]: this.#apiKey };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
-    try {
-      response = await transport(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: controller.signal,
-        // The service never redirects, and following a redirect would send the API key wherever it points: a
-        // redirect is answered as the error it is. With no redirect to follow and no window, fetch also sends the
-        // request as it is rather than a copy of it. ('manual', not 'error', which Workers' fetch refuses.)
-        redirect: 'manual',
-        window: null,
-      });
-    } catch (error) {
-      done();
-      if (timedOut) throw timedOut;
-      if (userSignal?.aborted) throw userSignal.reason;
-      throw this.#networkError(error);
-    } finally {
-      clearTimeout(headersTimer);
-    }
-    if (!response.ok) {
-      try {
-        throw await this.#errorFrom(response);
-      } finally {
-        done();
-      }
-    }
-    if (/^\s*text\/html\b/i.test(response.headers.get('content-type') ?? '')) {
-      // A page from something in front of the service (a proxy, a captive portal), never the service's answer.
-      done();
-      await response.body?.cancel().catch(() => {});
-      throw badResponse(response, 'The service answered with an HTML page.');
-    }
-    return {
-      response,
-      signal: controller.signal,
-      timeouts,
-      done: () => {
-        done();
-        if (!controller.signal.aborted) controller.abort(callOver);
-      },
-    };
-  }
-
-  /** Runs a read of the body, turning aborts by our own timers and network failures into ServiceErrors. */
-  async #guard<T>(started: Started, code: string, read: () => Promise<T>): Promise<T> {
-    try {
-      return await read();
-    } catch (error) {
-      const reason: unknown = started.signal.reason;
-      if (reason instanceof ServiceError) throw reason;
-      if (error instanceof ServiceError) throw error;
-      if (started.signal.aborted) throw reason ?? error;
-      throw this.#networkError(error, code);
-    }
-  }
-
-  #networkError(error: unknown, code = 'network_error'): ServiceError {
-    // fetch says only "fetch failed"; what failed (a reset, a refused or timed-out connection) is in its cause.
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
-    const detail =
-      (error instanceof Error ? error.message : String(error)) +
-      (cause ? ` (${(cause as { code?: string }).code ?? cause.name}: ${cause.message})` : '');
-    return new ServiceError({
-      status: 0,
-      code,
-      message: redact(`The connection to the service failed: ${detail}`, [this.#apiKey]),
-      retryable: true,
-    });
-  }
-
-  async #errorFrom(response: Response): Promise<ServiceError> {
-    let code = codeForStatus(response.status);
-    let message = `The service answered ${response.status}.`;
-    let requestId = response.headers.get('x-request-id') ?? undefined;
-    try {
-      const text = (await response.text()).slice(0, 4096);
-      const parsed: unknown = JSON.parse(text);
-      const inner = (parsed as { error?: unknown })?.error ?? parsed;
-      if (inner && typeof inner === 'object') {
-        const fields = inner as Record<string, unknown>;
-        if (typeof fields.code === 'string' && fields.code) code = fields.code;
-        if (typeof fields.message === 'string' && fields.message) message = fields.message.slice(0, 500);
-        if (typeof fields.requestId === 'string') requestId ??= fields.requestId;
-      } else if (typeof inner === 'string' && inner) message = inner.slice(0, 500);
-    } catch {
-      // A body that is not JSON adds nothing we can trust.
-    }
-    const retryAfter = Number(response.headers.get('retry-after'));
-    return new ServiceError({
-      status: response.status,
-      code,
-      message: redact(message, [this.#apiKey]),
-      requestId,
-      retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
-    });
-  }
-}
-
-/**
- * An answer that cannot be the service's. Retryable: it says nothing about the request, and asking again may reach
- * the service itself.
- */
-function badResponse(response: Response, message: string): ServiceError {
-  return new ServiceError({
-    status: response.status,
-    code: 'bad_response',
-    message,
-    requestId: response.headers.get('x-request-id') ?? undefined,
-    retryable: true,
-  });
-}
-
-/** Why a call's request is ended once the call is over: one value for all, as nothing reads it but fetch. */
-const callOver = new DOMException('The call is over.', 'AbortError');
-
-/**
- * Whether this is Node itself: Bun and Deno say they are Node too, but their node:http is made over their own fetch,
- * and Workers' may be missing.
- */
-function onNode(): boolean {
-  const runtime = globalThis as { process?: { versions?: { node?: unknown } }; navigator?: { userAgent?: unknown } };
-  return (
-    typeof runtime.process?.versions?.node === 'string' &&
-    !('Bun' in globalThis) &&
-    !('Deno' in globalThis) &&
-    runtime.navigator?.userAgent !== 'Cloudflare-Workers'
-  );
-}
-
-/** A timer that does not hold a Node process open by itself (other runtimes have no such notion). */
-function unref<T>(timer: T): T {
-  (timer as { unref?: () => void }).unref?.();
-  return timer;
 }
 
 /** The chunks a complete Chat response amounts to, so every delivery can be consumed the same way. */
