@@ -10,8 +10,9 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { resendHeader } from '../protocol.js';
 import type { ConversationDetail, ConversationList, RunView, StreamEvents } from '../protocol.js';
+import { Backend, conversationPath } from './backend.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
-import { session, withLock } from './session.js';
+import { withLock } from './session.js';
 import type { FetchLike, Session } from './session.js';
 import {
   TurnStatus,
@@ -44,9 +45,6 @@ export interface ChatHost extends ReactiveControllerHost, HTMLElement {
 /** How long a turn follows a dropped stream again without any progress before it gives up (it can be retried). */
 const followForMs = 30_000;
 
-/** How long a request that is not a stream (session, conversation, restore, stop) may take. */
-export const requestTimeoutMs = 20_000;
-
 /**
  * Conversations being created, per stored conversation key (one per page, whatever the number of elements), or per
  * storage of its own for an element that keeps nothing.
@@ -64,9 +62,6 @@ const recoverable = (error: unknown) =>
   error instanceof PersonaChatError &&
   error.retryable &&
   !/^(upstream_error|upstream_unavailable|rate_limited|too_many_sessions)$/.test(error.code);
-
-/** The path of a conversation, or of something in it: `/conversations/<id>/runs/<key>/stop`, each part encoded. */
-const conversationPath = (...parts: string[]) => `/conversations/${parts.map(encodeURIComponent).join('/')}`;
 
 export class ChatController implements ReactiveController {
   state: ChatState = initialState;
@@ -92,8 +87,16 @@ export class ChatController implements ReactiveController {
   /** When each message key was first sent (epoch ms): a key sent again says how long ago. */
   readonly #sentAt = new Map<string, number>();
 
+  /** The backend, reached with the session's token. */
+  readonly backend: Backend;
+
   constructor(host: ChatHost) {
     this.#host = host;
+    this.backend = new Backend({
+      endpoint: () => host.endpoint,
+      personaId: () => host.personaId,
+      transport: () => host.fetch,
+    });
     host.addController(this);
   }
 
@@ -110,7 +113,7 @@ export class ChatController implements ReactiveController {
   }
 
   get #base() {
-    return this.#host.endpoint.replace(/\/+$/, '');
+    return this.backend.base;
   }
 
   /** This tab's storage: drafts and messages not yet accepted. Known before the session is. */
@@ -149,7 +152,7 @@ export class ChatController implements ReactiveController {
   }
 
   async #restore(generation: number) {
-    const storage = this.#storageFor(await this.#session());
+    const storage = this.#storageFor(await this.backend.session());
     const id = storage.conversationId;
     const runs = id && generation === this.#generation ? await this.#load(id, storage, generation) : [];
     if (generation !== this.#generation) return;
@@ -162,7 +165,7 @@ export class ChatController implements ReactiveController {
 
   /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
   async #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
-    const response = await this.#fetch(conversationPath(id));
+    const response = await this.backend.fetch(conversationPath(id));
     if (generation !== this.#generation) return [];
     if (response.status === 404) {
       // A stale or foreign id: quietly start fresh.
@@ -217,49 +220,6 @@ export class ChatController implements ReactiveController {
     this.#leave();
     this.#apply({ type: 'reset' });
     if (event.newValue) void this.#load(event.newValue, storage, this.#generation).catch(error => this.#report(error));
-  };
-
-  #session(stale?: string): Promise<Session> {
-    if (!this.#host.endpoint) {
-      return Promise.reject(new PersonaChatError('config_error', 'The endpoint attribute is required.', false));
-    }
-    return session(this.#host.fetch, this.#base, this.#host.personaId, stale);
-  }
-
-  /**
-   * A request to the backend with the session's token; on `token_expired` it gets a new token once and repeats
-   * the same request (same Idempotency-Key). Network failures become a `network_error`. A request without a signal
-   * of its own (all but the streams) times out after `requestTimeoutMs`.
-   */
-  #fetch = async (path: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    const url = `${this.#base}${path as string}`;
-    const signal = init.signal ?? AbortSignal.timeout(requestTimeoutMs);
-    // Headers come as an object, from this controller and from fetch-event-source alike.
-    const send = async (token: string) => {
-      try {
-        return await this.#host.fetch(url, {
-          ...init,
-          signal,
-          headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
-        });
-      } catch (error) {
-        // A request given up on by its caller is an abort; one that timed out is a failure to reach the backend.
-        if (signal.aborted && (signal.reason as Error | undefined)?.name !== 'TimeoutError') {
-          throw abortError();
-        }
-        throw networkError(error);
-      }
-    };
-    const { token } = await this.#session();
-    const response = await send(token);
-    if (response.status !== 401) return response;
-    const code = await response
-      .clone()
-      .json()
-      .then((e: { error?: { code?: string } }) => e.error?.code)
-      .catch(() => undefined);
-    if (code !== 'token_expired') return response;
-    return send((await this.#session(token)).token);
   };
 
   /** Sends a message; resolves when its reply is done or stopped. While another is answered, it waits its turn. */
@@ -329,9 +289,7 @@ export class ChatController implements ReactiveController {
   #tellStop(handle: TurnHandle) {
     const id = this.state.conversationId;
     if (!id) return;
-    void this.#fetch(conversationPath(id, 'runs', handle.key, 'stop'), { method: 'POST', keepalive: true }).catch(
-      () => {},
-    );
+    this.backend.stop(id, handle.key);
   }
 
   /**
@@ -359,50 +317,21 @@ export class ChatController implements ReactiveController {
   ) {
     if (conversationId === this.state.conversationId) this.#apply({ type: 'feedback', id, value });
     if (!keep || !messageId || !conversationId) return;
-    await this.#manage(conversationPath(conversationId, 'messages', messageId, 'feedback'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ score: value === 'up' ? 1 : -1, comment: comment || undefined }),
-      // It goes out even when the page is closing.
-      keepalive: true,
-    });
+    await this.backend.sendFeedback(conversationId, messageId, value === 'up' ? 1 : -1, comment);
   }
 
-  /** A request that is not a stream: answered, or thrown as the error the backend said. */
-  async #manage(path: string, init: RequestInit = {}): Promise<Response> {
-    const response = await this.#fetch(path, init);
-    if (!response.ok) throw await errorFromResponse(response);
-    return response;
+  /** The visitor's conversations with this persona (`Backend.listConversations`). */
+  listConversations(cursor?: string | null, atLeast?: number): Promise<ConversationList> {
+    return this.backend.listConversations(cursor, atLeast);
   }
 
-  /**
-   * The visitor's conversations with this persona from `cursor` on, reading the backend's pages until about `atLeast`
-   * came (a page may be short, or empty, while more follow); `next` goes on where the reading stopped.
-   */
-  async listConversations(cursor?: string | null, atLeast = 100): Promise<ConversationList> {
-    const data: ConversationList['data'] = [];
-    let next = cursor ?? null;
-    for (let read = 0; read < atLeast;) {
-      const query = next ? `?cursor=${encodeURIComponent(next)}` : '';
-      const page = (await (await this.#manage(`/conversations${query}`)).json()) as ConversationList;
-      data.push(...page.data);
-      read += page.data.length || 10;
-      if (!(next = page.next)) break;
-    }
-    return { data, next };
-  }
-
-  async renameConversation(id: string, name: string): Promise<void> {
-    await this.#manage(conversationPath(id), {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name }),
-    });
+  renameConversation(id: string, name: string): Promise<void> {
+    return this.backend.renameConversation(id, name);
   }
 
   /** Deletes a conversation; the one shown gives way to a new one. */
   async deleteConversation(id: string): Promise<void> {
-    await this.#manage(conversationPath(id), { method: 'DELETE' });
+    await this.backend.deleteConversation(id);
     if (id === this.state.conversationId) this.newConversation();
   }
 
@@ -485,13 +414,7 @@ export class ChatController implements ReactiveController {
       withLock(`persona-chat create ${storage.conversationKey}`, async () => {
         const existing = storage.shared ? storage.conversationId : null;
         if (existing) return existing;
-        const response = await this.#manage('/conversations', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          // JSON leaves out what is undefined.
-          body: JSON.stringify({ metadata: this.#host.metadata || undefined }),
-        });
-        const { id } = (await response.json()) as { id: string };
+        const id = await this.backend.createConversation(this.#host.metadata);
         storage.conversationId = id;
         return id;
       });
@@ -566,7 +489,7 @@ export class ChatController implements ReactiveController {
           headers,
           body: JSON.stringify({ message: handle.text }),
         },
-        this.#fetch,
+        this.backend.fetch,
         handle.signal,
         {
           open: () => {
@@ -598,7 +521,7 @@ export class ChatController implements ReactiveController {
         const terminal = await readStream(
           path,
           { method: 'GET', headers: before ? { 'last-event-id': before } : {} },
-          this.#fetch,
+          this.backend.fetch,
           signal,
           { event: (name, data, id) => this.#event(handle, name, data, id) },
         );

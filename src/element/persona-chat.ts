@@ -29,6 +29,7 @@ import type { Feedback, HistoryItem, Turn } from './state.js';
 import type { StorageKind } from './storage.js';
 import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
+import { oneOf, parseList, parseStrings } from './attributes.js';
 import { messageMaxLength } from '../protocol.js';
 import type { ConversationSummary } from '../protocol.js';
 
@@ -37,42 +38,8 @@ const closeIcon = icon('M6 6l12 12M18 6L6 18');
 const historyIcon = icon('M4 6h16M4 12h16M4 18h10');
 const newIcon = icon('M12 5v14M5 12h14');
 
-/** The `starters` attribute: a JSON array of strings, or strings separated by `|`. */
-function parseList(value: string | null): string[] {
-  if (!value) return [];
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (Array.isArray(parsed)) return parsed.filter((item): item is string => typeof item === 'string' && !!item);
-  } catch {
-    // Not JSON: a list separated by `|`.
-  }
-  return value
-    .split('|')
-    .map(item => item.trim())
-    .filter(Boolean);
-}
-
-/** The `strings` attribute: JSON of strings; anything else is ignored with a warning. */
-function parseStrings(value: string | null): Partial<Strings> | undefined {
-  if (!value) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Partial<Strings>;
-  } catch {
-    // Warned about below.
-  }
-  console.warn('<persona-chat>: the strings attribute must be a JSON object of strings; it is ignored.');
-  return undefined;
-}
-
 /** Below this, the floating panel covers the page and is modal (the stylesheet's breakpoint too). */
 const narrow = '(max-width: 480px)';
-
-const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback: T, name: string): T => {
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  if (value) console.warn(`<persona-chat>: ${name}="${value}" is not one of ${allowed.join(', ')}; using ${fallback}.`);
-  return fallback;
-};
 
 /**
  * An AI persona chat: replies stream in word by word as safe markdown with numbered citation footnotes.
