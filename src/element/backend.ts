@@ -16,12 +16,15 @@ export const requestTimeoutMs = 20_000;
 /** The path of a conversation, or of something in it: `/conversations/<id>/runs/<key>/stop`, each part encoded. */
 export const conversationPath = (...parts: string[]) => `/conversations/${parts.map(encodeURIComponent).join('/')}`;
 
-/** Where the backend is and how to reach it, read at each request: the element's attributes may change. */
+/**
+ * Where the backend is and how to reach it, read at each request: the element itself, whose attributes and `fetch`
+ * property may change.
+ */
 export interface BackendOptions {
-  endpoint(): string;
-  personaId(): string;
-  /** The transport: the element's `fetch` property. */
-  transport(): FetchLike;
+  readonly endpoint: string;
+  readonly personaId: string;
+  /** The transport. */
+  readonly fetch: FetchLike;
 }
 
 export class Backend {
@@ -33,15 +36,15 @@ export class Backend {
 
   /** The endpoint without a trailing slash. */
   get base(): string {
-    return this.#options.endpoint().replace(/\/+$/, '');
+    return this.#options.endpoint.replace(/\/+$/, '');
   }
 
   /** The session; `stale` is a token the backend refused as expired. */
   session(stale?: string): Promise<Session> {
-    if (!this.#options.endpoint()) {
+    if (!this.#options.endpoint) {
       return Promise.reject(new PersonaChatError('config_error', 'The endpoint attribute is required.', false));
     }
-    return session(this.#options.transport(), this.base, this.#options.personaId(), stale);
+    return session(this.#options.fetch, this.base, this.#options.personaId, stale);
   }
 
   /**
@@ -55,7 +58,7 @@ export class Backend {
     // Headers come as an object, from the controller and from fetch-event-source alike.
     const send = async (token: string) => {
       try {
-        return await this.#options.transport()(url, {
+        return await this.#options.fetch(url, {
           ...init,
           signal,
           headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },

@@ -92,11 +92,7 @@ export class ChatController implements ReactiveController {
 
   constructor(host: ChatHost) {
     this.#host = host;
-    this.backend = new Backend({
-      endpoint: () => host.endpoint,
-      personaId: () => host.personaId,
-      transport: () => host.fetch,
-    });
+    this.backend = new Backend(host);
     host.addController(this);
   }
 
@@ -112,13 +108,14 @@ export class ChatController implements ReactiveController {
     this.#frame = 0;
   }
 
-  get #base() {
-    return this.backend.base;
+  /** What this element's storage is named by: its backend and its persona. */
+  get #namespace() {
+    return `${this.backend.base}:${this.#host.personaId || 'default'}`;
   }
 
   /** This tab's storage: drafts and messages not yet accepted. Known before the session is. */
   get tab(): TabStorage {
-    this.#tab ??= new TabStorage(this.#host.storage, `${this.#base}:${this.#host.personaId || 'default'}`);
+    this.#tab ??= new TabStorage(this.#host.storage, this.#namespace);
     return this.#tab;
   }
 
@@ -205,10 +202,7 @@ export class ChatController implements ReactiveController {
   }
 
   #storageFor(session: Session): ChatStorage {
-    this.#storage ??= new ChatStorage(
-      this.#host.storage,
-      `${this.#base}:${this.#host.personaId || 'default'}:${session.userKey}`,
-    );
+    this.#storage ??= new ChatStorage(this.#host.storage, `${this.#namespace}:${session.userKey}`);
     return this.#storage;
   }
 

@@ -37,7 +37,7 @@ function fake(answer: (seen: Seen) => Response | Promise<Response>) {
     }
     return answer(request);
   };
-  const backend = new Backend({ endpoint: () => endpoint, personaId: () => '', transport: () => transport });
+  const backend = new Backend({ endpoint, personaId: '', fetch: transport });
   return { backend, seen: () => seen.filter(s => s.path !== '/session'), sessions: () => tokens };
 }
 
