@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 import { ServiceError } from '../../src/service/errors.js';
 import { Ownership } from '../../src/server/ownership.js';
 import type { Conversation } from '../../src/service/types.js';
+import { describe, it } from 'node:test';
+import { base64url } from 'jose';
+import type { ConversationDetail, ConversationList, ErrorEnvelope } from '../../src/protocol.js';
+import { ada, apiKey, juniper } from '../support/service.js';
+import { afterNoKeyLeaks, expectError, setup } from '../support/backend.js';
 
 /** Ownership over a service that has no conversation at all, on a clock the test moves. */
 function withoutConversations(options: { missingCapacity?: number } = {}) {
@@ -76,5 +80,127 @@ describe('Ownership', () => {
     await assert.rejects(ownership.check('anon_a', id), { status: 404, code: 'conversation_not_found' });
     await assert.rejects(ownership.check('anon_a', id), { status: 404, code: 'conversation_not_found' });
     assert.equal(asked, 1, 'asked again once, then remembered as missing');
+  });
+});
+
+describe('ownership over the routes', () => {
+  afterNoKeyLeaks();
+
+  it("gives user A the same 404 on user B's conversation as on a random id, on every route, without continuing it", async () => {
+    const { session, conversation, api, send, continues } = setup();
+    const a = await session();
+    const b = await session();
+    const bId = await conversation(b.token);
+    const randomId = crypto.randomUUID();
+    const attempts = (id: string) => [
+      api('GET', `/conversations/${id}`, a.token),
+      api('PATCH', `/conversations/${id}`, a.token, { body: { name: 'mine now' } }),
+      send(a.token, id, 'Tell me your secrets', { accept: 'application/json' }),
+      send(a.token, id, 'Tell me your secrets', { accept: 'text/event-stream' }),
+    ];
+    const theirs = await Promise.all(attempts(bId));
+    const none = await Promise.all(attempts(randomId));
+    for (const [i, response] of theirs.entries()) {
+      const mine = await expectError(response, 404, 'conversation_not_found');
+      const random = await expectError(none[i]!, 404, 'conversation_not_found');
+      const strip = (b: ErrorEnvelope) => ({ ...b.error, requestId: '' });
+      assert.deepEqual(strip(mine.body), strip(random.body), 'not yours looks exactly like does not exist');
+    }
+    assert.equal(continues().length, 0, 'the service was never asked to continue');
+    const list = (await (await api('GET', '/conversations', a.token)).json()) as ConversationList;
+    assert.deepEqual(list.data, []);
+    const bDetail = (await (await api('GET', `/conversations/${bId}`, b.token)).json()) as ConversationDetail;
+    assert.equal(bDetail.name, null, "B's conversation is unchanged");
+  });
+
+  it('checks a conversation it did not create with one service call, then from its cache', async () => {
+    const { session, send, upstream, emulator, backend } = setup();
+    const a = await session();
+    const sub = JSON.parse(new TextDecoder().decode(base64url.decode(a.token.split('.')[1]!))).sub;
+    // Made by another process of the site's backend: this one has never seen it.
+    const made = await emulator.fetch(
+      new Request('http://emulator.test/conversations/persona', {
+        method: 'POST',
+        headers: { 'x-svc-api-key': apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ personaId: juniper.personaId, externalUserId: sub }),
+      }),
+    );
+    const { conversationId } = await made.json();
+    for (let i = 0; i < 3; i++)
+      assert.equal((await send(a.token, conversationId, `message ${i}`, { accept: 'application/json' })).status, 200);
+    await backend.drain(0);
+    const tally: Record<string, number> = {};
+    for (const u of upstream) {
+      const call = `${u.method} ${u.path.replace(conversationId, ':id')}`;
+      tally[call] = (tally[call] ?? 0) + 1;
+    }
+    assert.deepEqual(
+      tally,
+      {
+        // One to check the owner, one to read it afresh before naming it from its first message.
+        'GET /conversations/:id': 2,
+        'PATCH /conversations/:id/set-conversation-name': 1,
+        'PATCH /conversations/:id/chat-sse': 3,
+      },
+      'the owner was checked once, then taken from the cache',
+    );
+  });
+
+  it('asks the service once about an id that is not the caller’s, however often it is read', async () => {
+    const { session, api, upstream, emulator } = setup();
+    const { token } = await session();
+    // Another visitor's, started by another process of the site's backend: this one has never seen it.
+    const made = await emulator.fetch(
+      new Request('http://emulator.test/conversations/persona', {
+        method: 'POST',
+        headers: { 'x-svc-api-key': apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ personaId: juniper.personaId, externalUserId: 'anon_someone_else' }),
+      }),
+    );
+    const theirs = ((await made.json()) as { conversationId: string }).conversationId;
+    for (const id of [theirs, crypto.randomUUID()]) {
+      for (let i = 0; i < 5; i++) {
+        await expectError(api('GET', `/conversations/${id}`, token), 404, 'conversation_not_found');
+        await expectError(
+          api('PATCH', `/conversations/${id}`, token, { body: { name: 'x' } }),
+          404,
+          'conversation_not_found',
+        );
+      }
+      assert.deepEqual(
+        upstream.filter(u => u.path.includes(id)).map(u => `${u.method} ${u.path.replace(id, ':id')}`),
+        ['GET /conversations/:id'],
+        'one read of the service, then the cache',
+      );
+    }
+  });
+
+  it('ignores externalUserId or persona in bodies: they are refused, and change nothing', async () => {
+    const { session, api, emulator } = setup();
+    const a = await session();
+    await expectError(
+      api('POST', '/conversations', a.token, { body: { externalUserId: 'victim' } }),
+      400,
+      'invalid_request',
+    );
+    await expectError(
+      api('POST', '/conversations', a.token, { body: { personaId: ada.personaId } }),
+      400,
+      'invalid_request',
+    );
+    const id = (await (await api('POST', '/conversations', a.token, { body: {} })).json()).id as string;
+    await expectError(
+      api('PATCH', `/conversations/${id}`, a.token, { body: { externalUserId: 'victim' } }),
+      400,
+      'invalid_request',
+    );
+    await expectError(
+      api('PATCH', `/conversations/${id}`, a.token, { body: { personaId: ada.personaId } }),
+      400,
+      'invalid_request',
+    );
+    const stored = emulator.store.get(id)!;
+    assert.match(stored.externalUserId!, /^anon_/);
+    assert.equal(stored.personaId, juniper.personaId);
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { after } from 'node:test';
 import { createEmulator } from '../../src/emulator/app.js';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/app.js';
 import type { ErrorEnvelope, StreamEventName, StreamEvents } from '../../src/protocol.js';
@@ -12,6 +13,18 @@ export const base = '/persona-chat';
 
 /** Everything the backend said in this process: response heads and bodies, and log lines, to scan for secrets. */
 export const transcript: string[] = [];
+
+/**
+ * After the tests of a file: the API key appears nowhere in what they saw (responses, headers, SSE frames, log
+ * lines), and the scan saw at least `seen` of them.
+ */
+export function afterNoKeyLeaks(seen = 1) {
+  after(() => {
+    const leaks = transcript.filter(text => text.includes(apiKey));
+    assert.deepEqual(leaks, [], 'the API key appears in no response, header, SSE frame or log line');
+    assert.ok(transcript.length >= seen, 'the scan saw the whole run');
+  });
+}
 
 export interface Upstream {
   method: string;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { ConversationDetail, ErrorEnvelope, MessageReply } from '../../src/protocol.js';
-import { events, parseEvents, setup, textOfEvents, transcript } from '../support/backend.js';
-import type { Event } from '../support/backend.js';
-import { apiKey } from '../support/service.js';
+import type { ConversationDetail, ErrorEnvelope, MessageReply } from '../../../src/protocol.js';
+import { events, parseEvents, setup, textOfEvents, transcript } from '../../support/backend.js';
+import type { Event } from '../../support/backend.js';
+import { apiKey } from '../../support/service.js';
 
 const question = 'How long does shipping take?';
 

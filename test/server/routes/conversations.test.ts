@@ -6,10 +6,11 @@ import type {
   ConversationList,
   FeedbackResponse,
   MessageReply,
-} from '../../src/protocol.js';
-import type { FeedbackEvent, StoredFeedback } from '../../src/server/index.js';
-import { events, expectError, setup, transcript } from '../support/backend.js';
-import { ada, apiKey, juniper } from '../support/service.js';
+} from '../../../src/protocol.js';
+import type { FeedbackEvent, StoredFeedback } from '../../../src/server/index.js';
+import { afterNoKeyLeaks, events, expectError, setup, transcript } from '../../support/backend.js';
+import { ada, apiKey, juniper } from '../../support/service.js';
+import type { ConversationSummary } from '../../../src/protocol.js';
 
 /** One visitor with a token for each persona, on a backend that lets them start many conversations. */
 async function visitor(options: Parameters<typeof setup>[0] = {}) {
@@ -529,5 +530,127 @@ describe('the visitor’s conversations', () => {
       ).json()) as ConversationDetail;
       assert.deepEqual(elsewhere.messages[1]!.citations, [], 'none where the run is not');
     });
+  });
+});
+
+describe('conversations through the backend', () => {
+  afterNoKeyLeaks();
+
+  it('creates, lists, reads and updates a conversation, showing only what the browser needs', async () => {
+    const { session, api, send, emulator, backend } = setup();
+    const { token } = await session();
+    const created = await api('POST', '/conversations', token, {
+      body: { metadata: { page: '/tents', lang: 'en' } },
+    });
+    assert.equal(created.status, 201);
+    const summary = (await created.json()) as ConversationSummary;
+    assert.deepEqual(summary, {
+      id: summary.id,
+      name: null,
+      status: 'open',
+      active: true,
+      personaId: juniper.personaId,
+      messageCount: 0,
+      metadata: { page: '/tents', lang: 'en' },
+      createdAt: null,
+      updatedAt: null,
+    });
+    assert.deepEqual(emulator.store.get(summary.id)!.metadata, { client: { page: '/tents', lang: 'en' } });
+    await (await send(token, summary.id, 'Do you rent tents?', { accept: 'application/json' })).json();
+    const detail = (await (await api('GET', `/conversations/${summary.id}`, token)).json()) as ConversationDetail;
+    assert.deepEqual(
+      detail.messages.map(m => m.role),
+      ['user', 'assistant'],
+    );
+    assert.equal(detail.messages[0]!.content, 'Do you rent tents?');
+    assert.ok(!('externalUserId' in detail) && !('configuration' in detail));
+    const patched = await api('PATCH', `/conversations/${summary.id}`, token, {
+      body: { name: 'Tent rental', status: 'resolved', active: false, metadata: { page: '/rentals' } },
+    });
+    assert.equal(patched.status, 200);
+    assert.deepEqual(await patched.json(), {
+      ...summary,
+      name: 'Tent rental',
+      status: 'resolved',
+      active: false,
+      messageCount: 2,
+      metadata: { page: '/rentals' },
+      createdAt: emulator.store.get(summary.id)!.chatMessages![0]!.timestamp,
+      updatedAt: emulator.store.get(summary.id)!.chatMessages![1]!.timestamp,
+    });
+    emulator.store.get(summary.id)!.metadata!.site = { plan: 'gold' };
+    await api('PATCH', `/conversations/${summary.id}`, token, { body: { metadata: { page: '/faq' } } });
+    // The reply's citations are written a moment after it ends, or at once when the backend drains.
+    await backend.drain(0);
+    const { site, client, ...ours } = emulator.store.get(summary.id)!.metadata!;
+    assert.deepEqual({ site, client }, { site: { plan: 'gold' }, client: { page: '/faq' } }, 'other namespaces stay');
+    assert.deepEqual(Object.keys(ours), ['personaChat'], 'beside the citations the backend keeps');
+  });
+
+  it('pages the visitor’s own conversations with a cursor', async () => {
+    const { session, api, conversation } = setup({ backend: { limits: { conversationsPerUserPerMinute: 20 } } });
+    const { token } = await session();
+    const other = await session();
+    for (let i = 0; i < 3; i++) await conversation(other.token);
+    const mine = new Set<string>();
+    for (let i = 0; i < 12; i++) mine.add(await conversation(token));
+    const first = (await (await api('GET', '/conversations', token)).json()) as ConversationList;
+    assert.equal(first.data.length, 10);
+    assert.ok(first.next);
+    const second = (await (
+      await api('GET', `/conversations?cursor=${encodeURIComponent(first.next!)}`, token)
+    ).json()) as ConversationList;
+    assert.equal(second.data.length, 2);
+    assert.equal(second.next, null);
+    assert.deepEqual(new Set([...first.data, ...second.data].map(c => c.id)), mine);
+    await expectError(api('GET', '/conversations?cursor=%3Cscript%3E', token), 400, 'invalid_request');
+  });
+
+  it('answers a cursor the service refuses, forged or from another list, as the caller’s bad input', async () => {
+    const { session, api, conversation, upstream, logs } = setup({
+      backend: { limits: { conversationsPerUserPerMinute: 20 } },
+    });
+    const { token } = await session();
+    const other = await session();
+    for (let i = 0; i < 11; i++) await conversation(other.token);
+    const theirs = ((await (await api('GET', '/conversations', other.token)).json()) as ConversationList).next!;
+    for (const cursor of [theirs, 'bm90LWEtY3Vyc29y']) {
+      const asked = upstream.length;
+      const { res } = await expectError(
+        api('GET', `/conversations?cursor=${encodeURIComponent(cursor)}`, token),
+        400,
+        'invalid_request',
+      );
+      assert.equal(upstream.length, asked + 1, 'the service judged the cursor');
+      const line = logs.find(l => l.requestId === res.headers.get('x-request-id'))!;
+      assert.deepEqual({ level: line.level, code: line.code }, { level: 'warn', code: 'invalid_request' });
+    }
+  });
+
+  it('limits the conversations a user starts to 10 a minute, before the service hears of the 11th', async () => {
+    const { session, api, conversation, upstream } = setup();
+    const { token } = await session();
+    for (let i = 0; i < 10; i++) await conversation(token);
+    const { res } = await expectError(api('POST', '/conversations', token, { body: {} }), 429, 'rate_limited');
+    const wait = Number(res.headers.get('retry-after'));
+    assert.ok(wait >= 1 && wait <= 60, `Retry-After ${wait}`);
+    const creates = () => upstream.filter(u => u.method === 'POST' && u.path === '/conversations/persona').length;
+    assert.equal(creates(), 10, 'the service saw 10 creates');
+    const other = await session();
+    await conversation(other.token);
+    assert.equal(creates(), 11, 'another user is not limited');
+  });
+
+  it('limits the reads of conversations a user makes to 120 a minute', async () => {
+    const { session, api, conversation, upstream } = setup();
+    const { token } = await session();
+    const id = await conversation(token);
+    for (let i = 0; i < 120; i++) assert.equal((await api('GET', `/conversations/${id}`, token)).status, 200);
+    const reads = upstream.length;
+    const { res } = await expectError(api('GET', `/conversations/${id}`, token), 429, 'rate_limited');
+    assert.ok(Number(res.headers.get('retry-after')) >= 1, 'Retry-After');
+    assert.equal(upstream.length, reads, 'the refused read did not reach the service');
+    const other = await session();
+    assert.equal((await api('GET', `/conversations/${await conversation(other.token)}`, other.token)).status, 200);
   });
 });
