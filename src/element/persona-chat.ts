@@ -15,9 +15,10 @@ import {
   PersonaChatReadyEvent,
   PersonaChatSendEvent,
 } from './events.js';
-import { isRightToLeft, languageOf, localeOf } from './language.js';
+import { isRightToLeft } from './language.js';
 import { copyCode, heading } from './markdown.js';
-import { loadTable } from './locale.js';
+import { LocalizeController } from './localize-controller.js';
+import { Announcer } from './announcer.js';
 import type { HistoryList, HistoryView } from './history.js';
 import { forgetViews, icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
@@ -229,15 +230,14 @@ export class PersonaChat extends LitElement {
   }
 
   readonly #chat = new ChatController(this);
-  get #live() {
-    return this.#find('.live');
-  }
-  /** The turn whose reply is to be read out once it is drawn. */
-  #toAnnounce: string | undefined;
+  readonly #announcer = new Announcer(this, {
+    region: () => this.#find('.live'),
+    list: () => this.#list,
+    strings: () => this.#text,
+    speaker: () => this.heading || this.#text.assistant,
+  });
   readonly #internals = this.attachInternals();
-  /** The language asked for, and the one whose strings are shown (its table, undefined for English). */
-  #wanted = 'en';
-  #shown: { language: string; table: Partial<Strings> | undefined } = { language: 'en', table: undefined };
+  readonly #localize = new LocalizeController(this);
 
   static override get observedAttributes() {
     return [...super.observedAttributes, 'lang', 'dir'];
@@ -245,31 +245,8 @@ export class PersonaChat extends LitElement {
 
   override attributeChangedCallback(name: string, old: string | null, value: string | null) {
     super.attributeChangedCallback(name, old, value);
-    if (name === 'lang') this.#localize();
+    if (name === 'lang') this.#localize.update();
     if (name === 'dir') this.requestUpdate();
-  }
-
-  readonly #onLanguage = () => this.#localize();
-  readonly #languages = new MutationObserver(this.#onLanguage);
-
-  /** Shows the strings of the element's language, loading its table first (English meanwhile, or if it fails). */
-  #localize() {
-    const language = languageOf(this.#locale);
-    if (language === this.#wanted) return;
-    this.#wanted = language;
-    loadTable(language).then(
-      table => {
-        if (this.#wanted !== language) return;
-        this.#shown = { language, table };
-        this.requestUpdate();
-      },
-      error => console.warn(`<persona-chat>: the strings for lang="${language}" could not be loaded.`, error),
-    );
-  }
-
-  /** The locale: `lang` on the element, then the nearest `[lang]`, then the document's, then the browser's. */
-  get #locale() {
-    return localeOf(this);
   }
 
   constructor() {
@@ -295,9 +272,9 @@ export class PersonaChat extends LitElement {
 
   /** The strings shown; the same object until what they come from changes, so that unchanged messages are skipped. */
   get #text(): Strings {
-    const from = [this.#shown.table, this.strings, this.heading, this.placeholder];
+    const from = [this.#localize.shown.table, this.strings, this.heading, this.placeholder];
     if (this.#textCache?.from.every((value, i) => value === from[i])) return this.#textCache.strings;
-    const strings = resolveStrings(this.#shown.table, this.strings);
+    const strings = resolveStrings(this.#localize.shown.table, this.strings);
     if (this.heading) strings.heading = this.heading;
     if (this.placeholder) strings.placeholder = this.placeholder;
     this.#textCache = { from, strings };
@@ -331,10 +308,6 @@ export class PersonaChat extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback();
-    this.#localize();
-    // A page that changes its language (a `lang` above the element, or the browser's) is followed.
-    this.#languages.observe(document.documentElement, { attributeFilter: ['lang'], subtree: true });
-    window.addEventListener('languagechange', this.#onLanguage);
     this.#narrow.addEventListener('change', this.#onNarrow);
     window.addEventListener('pagehide', this.#onPageHide);
     document.addEventListener('visibilitychange', this.#onHidden);
@@ -347,8 +320,6 @@ export class PersonaChat extends LitElement {
   }
 
   override disconnectedCallback() {
-    this.#languages.disconnect();
-    window.removeEventListener('languagechange', this.#onLanguage);
     this.#narrow.removeEventListener('change', this.#onNarrow);
     window.removeEventListener('pagehide', this.#onPageHide);
     document.removeEventListener('visibilitychange', this.#onHidden);
@@ -408,7 +379,6 @@ export class PersonaChat extends LitElement {
       }
     }
     if (this.pinned && this.#list) this.#list.scrollTop = this.#list.scrollHeight;
-    if (this.#toAnnounce) this.#announce(this.#toAnnounce);
     const changes = changed as Map<string, unknown>;
     // The focus goes where the visitor's work goes on, never to the page's body.
     if (changes.has('commenting')) {
@@ -428,9 +398,9 @@ export class PersonaChat extends LitElement {
         this.#find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
       else if (!now && before) this.#input?.focus();
     }
-    if (changes.has('draft')) this.#countDown();
+    if (changes.has('draft')) this.#announcer.countDown(this.draft.length);
     // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
-    if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#say(this.#text.typing);
+    if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#announcer.say(this.#text.typing);
     if (changed.has('turnStatus')) {
       try {
         for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
@@ -493,7 +463,7 @@ export class PersonaChat extends LitElement {
     this.#keepPending();
     forgetViews(this);
     this.errorMessage = '';
-    this.#say('');
+    this.#announcer.say('');
     await this.#chat.openConversation(id);
     this.history = undefined;
     await this.updateComplete;
@@ -509,7 +479,7 @@ export class PersonaChat extends LitElement {
       root: this.renderRoot as ShadowRoot,
       open: (id: string) => this.openConversation(id),
       strings: () => this.#text,
-      say: (text: string) => this.#say(text),
+      say: (text: string) => this.#announcer.say(text),
     };
     this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(host, this.#chat));
     try {
@@ -528,54 +498,20 @@ export class PersonaChat extends LitElement {
     this.history = undefined;
     forgetViews(this);
     this.errorMessage = '';
-    this.#say('');
+    this.#announcer.say('');
     this.requestUpdate();
     await this.updateComplete;
   }
 
   #replied(reply: ReplyResult, id: string) {
-    if (this.#inline || this.open) this.#toAnnounce = id;
+    if (this.#inline || this.open) this.#announcer.announce(id);
     else {
       this.unread++;
-      this.#say(this.#text.unread(this.unread));
+      this.#announcer.say(this.#text.unread(this.unread));
     }
     this.requestUpdate();
     this.dispatchEvent(
       new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
-    );
-  }
-
-  /** The last step of the characters-left count that a screen reader heard. */
-  #counted = Infinity;
-
-  /** Says how many characters are left at a few steps near the limit, not at every keystroke. */
-  #countDown() {
-    const remaining = Math.max(0, messageMaxLength - this.draft.length);
-    const step = [0, 10, 20, 50, 100, 200].find(step => remaining <= step) ?? Infinity;
-    if (step < this.#counted) this.#say(this.#text.charactersLeft(remaining));
-    this.#counted = step;
-  }
-
-  /** Has screen readers say `text` (politely); set apart from rendering, so that saying it needs no update. */
-  #say(text: string) {
-    if (this.#live) this.#live.textContent = text;
-  }
-
-  /**
-   * Reads a finished reply out: who wrote it, then its text as drawn (not its markdown), without footnote numbers
-   * or buttons. Of a long reply, only its first 2,000 characters or so, and an ellipsis: the rest is read from the
-   * reply, and a table of a thousand rows would cost more to copy and lay out in the live region than a frame has.
-   */
-  #announce(id: string) {
-    this.#toAnnounce = undefined;
-    const drawn = this.#list?.querySelector(`.item[data-key="${CSS.escape(id)}"] .markdown`);
-    if (!drawn) return;
-    const copy = drawn.cloneNode() as Element;
-    for (const node of drawn.childNodes) if (copy.textContent!.length < 2000) copy.append(node.cloneNode(true));
-    copy.querySelectorAll('sup.cite, button').forEach(node => node.remove());
-    const text = copy.textContent!.replace(/\s+/g, ' ').trim();
-    this.#say(
-      `${this.#text.said(this.heading || this.#text.assistant)} ${text.length > 2000 ? text.slice(0, 2000) + '…' : text}`,
     );
   }
 
@@ -672,12 +608,12 @@ export class PersonaChat extends LitElement {
     const busy = this.#busy;
     const panelOpen = inline || this.open;
     const remaining = messageMaxLength - this.draft.length;
-    const language = this.#shown.language;
+    const language = this.#localize.shown.language;
     const dir = this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr';
     const context: RenderContext = {
       strings: t,
       speaker: this.heading || t.assistant,
-      locale: this.#locale,
+      locale: this.#localize.locale,
       actions: { retry: () => this.#retry(), feedback: (...args) => this.#feedback(...args) },
       commenting: this.commenting,
       thanked: this.thanked,
@@ -770,7 +706,7 @@ export class PersonaChat extends LitElement {
           </button>
           ${inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => this.hide()}>${closeIcon}</button>`}
         </header>
-        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#shown.language, this.#level + 1) : nothing}
+        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#localize.shown.language, this.#level + 1) : nothing}
         <div
           class="messages"
           part="messages"
