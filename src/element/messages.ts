@@ -5,7 +5,8 @@
  */
 import { html, nothing, render } from 'lit';
 import type { Citation } from '../protocol.js';
-import { MarkdownView, defaultHeadingLevel, heading } from './markdown.js';
+import { MarkdownView } from './markdown.js';
+import { defaultHeadingLevel, heading } from './render.js';
 import { TurnStatus } from './state.js';
 import type { Feedback, HistoryItem, Turn } from './state.js';
 import type { Strings } from './strings.js';

@@ -16,7 +16,8 @@ import {
   PersonaChatSendEvent,
 } from './events.js';
 import { isRightToLeft } from './language.js';
-import { copyCode, heading } from './markdown.js';
+import { copyCode } from './clipboard.js';
+import { heading } from './render.js';
 import { LocalizeController } from './localize-controller.js';
 import { Announcer } from './announcer.js';
 import type { HistoryList, HistoryView } from './history.js';

@@ -5,7 +5,7 @@ import { expect } from '@open-wc/testing';
 import { Lexer } from 'marked';
 import { lex, maxDepth } from '../../src/element/lexer.js';
 import type { Block, Inline } from '../../src/element/lexer.js';
-import { decodeEntities } from '../../src/element/markdown.js';
+import { decodeEntities } from '../../src/element/sanitize.js';
 import { hostileInputs, lexerInputs } from '../bench/hostile.js';
 
 // Tokens of either lexer, loosely typed: the normal form below reads only what both have.

@@ -3,15 +3,10 @@ import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { adoptStyles, html, render } from 'lit';
 import { Lexer } from 'marked';
 import type { Token, Tokens } from 'marked';
-import {
-  Footnotes,
-  MarkdownView,
-  copyCode,
-  heal,
-  maxDepth,
-  renderMarkdown,
-  safeUrl,
-} from '../../src/element/markdown.js';
+import { copyCode } from '../../src/element/clipboard.js';
+import { MarkdownView, heal, maxDepth, renderMarkdown } from '../../src/element/markdown.js';
+import { Footnotes } from '../../src/element/render.js';
+import { safeUrl } from '../../src/element/sanitize.js';
 import { forgetViews, renderHistoryItem, renderTurn } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';
 import { styles } from '../../src/element/persona-chat.styles.js';
