@@ -4,6 +4,7 @@ import type { ConversationDetail, ErrorEnvelope, MessageReply } from '../../../s
 import { events, parseEvents, setup, textOfEvents, transcript } from '../../support/backend.js';
 import type { Event } from '../../support/backend.js';
 import { apiKey } from '../../support/service.js';
+import { until } from '../../support/until.js';
 
 const question = 'How long does shipping take?';
 
@@ -455,7 +456,8 @@ describe('backend replies', () => {
       const s = await session();
       const id = await conversation(s.token);
       await events(await send(s.token, id, question));
-      await new Promise(resolve => setTimeout(resolve, 10));
+      // The stream's line is written when its outcome settles, just after its last frame.
+      await until(() => logs.some(l => l.outcome !== undefined), 'the stream’s log line');
       assert.deepEqual(
         logs.map(l => `${l.method} ${l.path.replace(id, ':id')} ${l.status}${l.outcome ? ` ${l.outcome}` : ''}`),
         [
