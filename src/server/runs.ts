@@ -40,7 +40,8 @@ const newToken = () => crypto.randomUUID();
 
 export class Runs {
   readonly #store: BackendStore;
-  readonly #options: RunsOptions;
+  /** What every producer of this instance works with. */
+  readonly #producer: ProducerOptions;
   readonly #limits: RunLimits;
   readonly #leaseMs: number;
   /** This instance's producers, so that closing can end them. */
@@ -54,10 +55,10 @@ export class Runs {
   #halting = false;
 
   constructor(options: RunsOptions) {
-    this.#options = options;
     this.#store = options.store;
     this.#limits = options.limits;
     this.#leaseMs = options.leaseMs ?? 15_000;
+    this.#producer = { ...options, leaseMs: this.#leaseMs };
   }
 
   /**
@@ -350,8 +351,7 @@ export class Runs {
       this.#producers.delete(abort);
       this.#whenIdle();
     };
-    const options: ProducerOptions = { ...this.#options, leaseMs: this.#leaseMs };
-    return produce(options, { id, record, token, admission, historyCitations, background, abort, ended });
+    return produce(this.#producer, { id, record, token, admission, historyCitations, background, abort, ended });
   }
 
   /** Ends a run whose producer vanished, under a lease of its own so that only one reader writes the end. */
