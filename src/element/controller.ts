@@ -8,8 +8,7 @@
  * removed from the page cancels everything it started and sends nothing more.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { resendHeader } from '../protocol.js';
-import type { ConversationDetail, ConversationList, RunView, StreamEvents } from '../protocol.js';
+import type { ConversationDetail, ConversationList, RunView } from '../protocol.js';
 import { Backend, conversationPath } from './backend.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { withLock } from './session.js';
@@ -27,7 +26,8 @@ import {
 import type { ChatEvent, ChatState, Feedback, Turn } from './state.js';
 import { ChatStorage, TabStorage, pageId } from './storage.js';
 import type { StorageKind } from './storage.js';
-import { readStream } from './stream.js';
+import { deliver, persist } from './reply.js';
+import type { ReplyOptions } from './reply.js';
 import { TurnHandle, abortError, isAbort, untilAborted } from './turn.js';
 import type { ReplyResult } from './turn.js';
 
@@ -42,8 +42,19 @@ export interface ChatHost extends ReactiveControllerHost, HTMLElement {
   fetch: FetchLike;
 }
 
-/** How long a turn follows a dropped stream again without any progress before it gives up (it can be retried). */
-const followForMs = 30_000;
+/** What the controller tells its element, as Lit's `Task` is told its callbacks: each is optional. */
+export interface ChatCallbacks {
+  /** A turn ended with a reply (done, or stopped with what it had); `id` is the turn's. */
+  onReply?(result: ReplyResult, id: string): void;
+  /** Something failed: a turn (once per turn), or setting up. */
+  onError?(error: PersonaChatError): void;
+  /** A conversation started, or one was restored. */
+  onConversation?(conversationId: string, restored: boolean): void;
+  /** Texts that were not sent after all, in order, for the composer. */
+  onUnsent?(texts: string[]): void;
+  /** The state changed (called at once; renders wait for the next frame). */
+  onChange?(): void;
+}
 
 /**
  * Conversations being created, per stored conversation key (one per page, whatever the number of elements), or per
@@ -53,30 +64,11 @@ const creations = new Map<string | ChatStorage, Promise<string>>();
 
 const newKey = () => crypto.randomUUID();
 
-/**
- * A failure of the way to the reply rather than a refusal (an instance gone or draining, a store restarted, a cut
- * connection, a lost network): the message is sent again with its key, on its own, and the backend looks in the
- * service's history first. What the service refused, and the visitor's own limits, wait for Retry.
- */
-const recoverable = (error: unknown) =>
-  error instanceof PersonaChatError &&
-  error.retryable &&
-  !/^(upstream_error|upstream_unavailable|rate_limited|too_many_sessions)$/.test(error.code);
-
 export class ChatController implements ReactiveController {
   state: ChatState = initialState;
-  /** A turn ended with a reply: done, or stopped with what it had. */
-  /** A turn ended with a reply (done, or stopped with what it had); `id` is the turn's. */
-  onReply: (result: ReplyResult, id: string) => void = () => {};
-  /** Something failed: a turn (once per turn), or setting up. */
-  onError: (error: PersonaChatError) => void = () => {};
-  onConversation: (conversationId: string, restored: boolean) => void = () => {};
-  /** Texts that were not sent after all, in order, for the composer. */
-  onUnsent: (texts: string[]) => void = () => {};
-  /** The state changed (called at once; renders wait for the next frame). */
-  onChange: () => void = () => {};
 
   readonly #host: ChatHost;
+  readonly #on: ChatCallbacks;
   #storage: ChatStorage | undefined;
   #tab: TabStorage | undefined;
   readonly #handles = new Map<string, TurnHandle>();
@@ -90,8 +82,9 @@ export class ChatController implements ReactiveController {
   /** The backend, reached with the session's token. */
   readonly backend: Backend;
 
-  constructor(host: ChatHost) {
+  constructor(host: ChatHost, callbacks: ChatCallbacks = {}) {
     this.#host = host;
+    this.#on = callbacks;
     this.backend = new Backend(host);
     host.addController(this);
   }
@@ -121,7 +114,7 @@ export class ChatController implements ReactiveController {
 
   #apply(event: ChatEvent) {
     this.state = applyEvent(this.state, event);
-    this.onChange();
+    this.#on.onChange?.();
     // Renders are coalesced to at most one per animation frame.
     if (!this.#frame) {
       this.#frame = requestAnimationFrame(() => {
@@ -157,7 +150,7 @@ export class ChatController implements ReactiveController {
     const pending = this.tab.pending().filter(p => p.page !== pageId);
     for (const p of pending) this.tab.removePending(p.key);
     const unsent = pending.filter(p => !runs.some(run => run.key === p.key)).map(p => p.text);
-    if (unsent.length) this.onUnsent(unsent);
+    if (unsent.length) this.#on.onUnsent?.(unsent);
   }
 
   /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
@@ -181,7 +174,7 @@ export class ChatController implements ReactiveController {
       runs,
       citations: m => storage.citations(m),
     });
-    this.onConversation(detail.id, true);
+    this.#on.onConversation?.(detail.id, true);
     // Replies still being written are followed; the newest exchange, if its reply broke off (its instance died, its
     // store restarted), is asked for again on its own, as it would have been had the page stayed.
     const newest = timeline(this.state).at(-1);
@@ -196,7 +189,7 @@ export class ChatController implements ReactiveController {
         this.#apply({ type: 'accepting', id: turn.id });
         this.#apply({ type: 'reconnecting', id: turn.id });
       }
-      void this.#deliver(handle, detail.id, !resume).catch(error => this.#failed(handle, error));
+      void deliver(handle, detail.id, this.#reply(handle), !resume).catch(error => this.#failed(handle, error));
     }
     return runs;
   }
@@ -276,7 +269,7 @@ export class ChatController implements ReactiveController {
         handle.reject(abortError());
       }
     }
-    if (unsent.length) this.onUnsent(unsent);
+    if (unsent.length) this.#on.onUnsent?.(unsent);
   }
 
   /** Tells the backend to stop the turn's reply, which goes on without a reader until it is told. */
@@ -357,7 +350,7 @@ export class ChatController implements ReactiveController {
     }
     this.#handles.clear();
     this.#apply({ type: 'removed', ids: this.state.turns.filter(t => !isSettled(t.status)).map(t => t.id) });
-    if (unsent.length) this.onUnsent(unsent);
+    if (unsent.length) this.#on.onUnsent?.(unsent);
   }
 
   /** Takes the queued turns out, settling them as not sent; returns their texts, in order. */
@@ -385,7 +378,7 @@ export class ChatController implements ReactiveController {
       for (let fresh = true; ; fresh = false) {
         const conversationId = await this.#persist(handle, () => untilAborted(this.#conversation(), signal));
         try {
-          await this.#deliver(handle, conversationId);
+          await deliver(handle, conversationId, this.#reply(handle));
           return;
         } catch (error) {
           // The stored conversation is gone: start a new one, once.
@@ -425,155 +418,35 @@ export class ChatController implements ReactiveController {
       this.tab.saveDraft(id, this.tab.draft(null));
       this.tab.saveDraft(null, '');
       this.#apply({ type: 'conversation', conversationId: id });
-      this.onConversation(id, false);
+      this.#on.onConversation?.(id, false);
     }
     return id;
   }
 
   /**
-   * Sends the turn's message (or, for a reply already running, follows it) until its reply ends. After a failure of
-   * the way to the reply (`recoverable`), the message is sent again with its key after a short pause, while the
-   * turn shows it is reconnecting: another instance takes the run over, or the backend finds the reply in the
-   * service's history. Repeated failures are the turn's failure.
+   * Does `work` again after a failure of the way to the backend, as a reply is asked for again (`persist`), while
+   * the turn shows it is reconnecting.
    */
-  async #deliver(handle: TurnHandle, conversationId: string, followOnly = false) {
-    await this.#persist(handle, async tries => {
-      try {
-        if (followOnly && !tries) await this.#follow(handle, conversationId);
-        else await this.#stream(handle, conversationId);
-        if (handle.recover) throw handle.recover;
-      } finally {
-        handle.recover = undefined;
-      }
-    });
+  #persist<T>(handle: TurnHandle, work: () => Promise<T>): Promise<T> {
+    return persist(handle.signal, () => this.#apply({ type: 'reconnecting', id: handle.id }), work);
   }
 
-  /**
-   * Does `work` again after a failure of the way to the backend (`recoverable`), after a short pause, while the turn
-   * shows it is reconnecting; repeated failures are thrown. The pauses are long enough for a load balancer to notice
-   * an instance is draining or gone (about 11 s in all).
-   */
-  async #persist<T>(handle: TurnHandle, work: (tries: number) => Promise<T>): Promise<T> {
-    const pauses = [500, 1000, 2000, 4000, 4000];
-    for (let tries = 0; ; tries++) {
-      try {
-        return await work(tries);
-      } catch (error) {
-        if (!recoverable(error) || tries >= pauses.length) throw error;
-        this.#apply({ type: 'reconnecting', id: handle.id });
-        await pauseFor(pauses[tries]!, handle.signal);
-      }
-    }
-  }
-
-  /** Sends the turn's message and reads its reply; follows the run again when the stream drops after acceptance. */
-  async #stream(handle: TurnHandle, conversationId: string) {
-    let accepted = false;
-    handle.sent = true;
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': handle.key };
-    const sentAt = this.#sentAt.get(handle.key);
-    if (sentAt === undefined) this.#sentAt.set(handle.key, Date.now());
-    else headers[resendHeader] = String(Math.max(0, Date.now() - sentAt));
-    let terminal: boolean;
-    try {
-      terminal = await readStream(
-        conversationPath(conversationId, 'messages'),
-        {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ message: handle.text }),
-        },
-        this.backend.fetch,
-        handle.signal,
-        {
-          open: () => {
-            accepted = handle.accepted = true;
-            this.tab.removePending(handle.key);
-          },
-          event: (name, data, id) => this.#event(handle, name, data, id),
-        },
-      );
-    } catch (error) {
-      if (!accepted || isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
-      terminal = false;
-    }
-    if (!terminal) await this.#follow(handle, conversationId);
-  }
-
-  /**
-   * Follows the turn's run after the last event it saw, until it ends. A drop is followed again at once, then
-   * with a growing pause (and at once when the browser is back online); 30 s without any progress gives up.
-   */
-  async #follow(handle: TurnHandle, conversationId: string) {
-    const { signal } = handle;
-    const path = conversationPath(conversationId, 'runs', handle.key, 'events');
-    let pause = 250;
-    let deadline = Date.now() + followForMs;
-    for (;;) {
-      const before = this.#turn(handle.id)?.lastEventId ?? null;
-      try {
-        const terminal = await readStream(
-          path,
-          { method: 'GET', headers: before ? { 'last-event-id': before } : {} },
-          this.backend.fetch,
-          signal,
-          { event: (name, data, id) => this.#event(handle, name, data, id) },
-        );
-        if (terminal) return;
-      } catch (error) {
-        if (error instanceof PersonaChatError && error.code === 'run_not_found') {
-          // The backend forgot the run (it restarted without a shared store): it can be asked again.
-          throw new PersonaChatError('interrupted', 'The reply can no longer be followed.', true);
-        }
-        if (isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
-        if (Date.now() > deadline) throw error;
-      }
-      if ((this.#turn(handle.id)?.lastEventId ?? null) !== before) {
-        pause = 250;
-        deadline = Date.now() + followForMs;
-      } else if (Date.now() > deadline) {
-        throw new PersonaChatError('interrupted', 'The reply stopped coming.', true);
-      }
-      await pauseFor(pause, signal);
-      pause = Math.min(pause * 2, 4000);
-    }
-  }
-
-  /** One event of the turn's stream; true for its terminal event. */
-  #event(handle: TurnHandle, name: string, data: unknown, eventId: string | null): boolean {
-    const id = handle.id;
-    switch (name as keyof StreamEvents) {
-      case 'meta':
-        this.#apply({ type: 'accepted', id, attempt: Number((data as StreamEvents['meta']).attempt) || 1 });
-        return false;
-      case 'delta':
-        this.#apply({ type: 'delta', id, text: String((data as StreamEvents['delta']).text ?? ''), eventId });
-        return false;
-      case 'citations': {
-        const citations = asCitations((data as StreamEvents['citations']).citations);
-        this.#apply({ type: 'citations', id, citations, eventId });
-        return false;
-      }
-      case 'done': {
-        const done = data as StreamEvents['done'];
-        const messageId = typeof done.messageId === 'string' ? done.messageId : null;
-        const finishReason = typeof done.finishReason === 'string' ? done.finishReason : null;
-        this.#apply({ type: 'done', id, messageId, finishReason, eventId });
-        const turn = this.#turn(id)!;
-        if (messageId) this.#storage?.saveCitations(messageId, turn.citations);
+  /** What the reply to the turn's message needs: the backend, and the turn's state. */
+  #reply(handle: TurnHandle): ReplyOptions {
+    return {
+      fetch: this.backend.fetch,
+      sentAt: this.#sentAt,
+      lastEventId: () => this.#turn(handle.id)?.lastEventId ?? null,
+      accepted: () => this.tab.removePending(handle.key),
+      apply: event => {
+        this.#apply(event);
+        if (event.type !== 'done') return;
+        const turn = this.#turn(handle.id)!;
+        if (event.messageId) this.#storage?.saveCitations(event.messageId, turn.citations);
         this.#settled(handle, turn);
-        return true;
-      }
-      case 'error': {
-        const e = data as StreamEvents['error'];
-        const error = new PersonaChatError(e.code, String(e.message), e.retryable !== false);
-        if (recoverable(error)) handle.recover = error;
-        else this.#failed(handle, error);
-        return true;
-      }
-      default:
-        return false;
-    }
+      },
+      failed: error => this.#failed(handle, error),
+    };
   }
 
   /** The turn ended with a reply (done, or stopped with what it had): one message event, one resolution. */
@@ -587,7 +460,7 @@ export class ChatController implements ReactiveController {
       citations: turn.citations,
       finishReason: turn.status === TurnStatus.stopped ? 'stopped' : turn.finishReason,
     };
-    this.onReply(result, turn.id);
+    this.#on.onReply?.(result, turn.id);
     handle.resolve(result);
     this.#pump();
   }
@@ -611,7 +484,7 @@ export class ChatController implements ReactiveController {
       const { code, retryable } = failure;
       this.#apply({ type: code === 'interrupted' ? code : 'failed', id: handle.id, code, retryable });
     }
-    if (unsent.length) this.onUnsent(unsent);
+    if (unsent.length) this.#on.onUnsent?.(unsent);
     this.#report(failure);
     handle.reject(failure);
     this.#pump();
@@ -619,24 +492,7 @@ export class ChatController implements ReactiveController {
 
   #report(error: unknown) {
     if (isAbort(error)) return;
-    this.onError(error instanceof PersonaChatError ? error : networkError(error));
+    this.#on.onError?.(error instanceof PersonaChatError ? error : networkError(error));
     this.#host.requestUpdate();
   }
-}
-
-/**
- * Waits `ms`, or less when the browser comes back online; rejects with an AbortError when `signal` aborts (the
- * pause itself then ends on its own, unseen).
- */
-function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
-  const pause = new Promise<void>(resolve => {
-    const done = () => {
-      clearTimeout(timer);
-      window.removeEventListener('online', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    window.addEventListener('online', done);
-  });
-  return untilAborted(pause, signal);
 }

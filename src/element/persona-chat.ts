@@ -230,7 +230,21 @@ export class PersonaChat extends LitElement {
     return this.#find<HTMLButtonElement>('.launcher');
   }
 
-  readonly #chat = new ChatController(this);
+  readonly #chat = new ChatController(this, {
+    onReply: (reply, id) => this.#replied(reply, id),
+    onError: error => this.#failed(error),
+    onConversation: (id, restored) => {
+      if (restored) forgetViews(this);
+      if (!this.draft) this.draft = this.#chat.tab.draft(id);
+      this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
+    },
+    // The turn's status shows at once (a status changes rarely); the messages render once per frame.
+    onChange: () => {
+      const status = currentTurn(this.#chat.state)?.status ?? 'idle';
+      if (status !== this.turnStatus) this.turnStatus = status;
+    },
+    onUnsent: texts => this.#keepDraft([...texts, this.draft].filter(Boolean).join('\n')),
+  });
   readonly #announcer = new Announcer(this, {
     region: () => this.#find('.live'),
     list: () => this.#list,
@@ -248,25 +262,6 @@ export class PersonaChat extends LitElement {
     super.attributeChangedCallback(name, old, value);
     if (name === 'lang') this.#localize.update();
     if (name === 'dir') this.requestUpdate();
-  }
-
-  constructor() {
-    super();
-    Object.assign(this.#chat, {
-      onReply: (reply: ReplyResult, id: string) => this.#replied(reply, id),
-      onError: (error: PersonaChatError) => this.#failed(error),
-      onConversation: (id: string, restored: boolean) => {
-        if (restored) forgetViews(this);
-        if (!this.draft) this.draft = this.#chat.tab.draft(id);
-        this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
-      },
-      // The turn's status shows at once (a status changes rarely); the messages render once per frame.
-      onChange: () => {
-        const status = currentTurn(this.#chat.state)?.status ?? 'idle';
-        if (status !== this.turnStatus) this.turnStatus = status;
-      },
-      onUnsent: (texts: string[]) => this.#keepDraft([...texts, this.draft].filter(Boolean).join('\n')),
-    } satisfies Partial<ChatController>);
   }
 
   #textCache: { from: unknown[]; strings: Strings } | undefined;
