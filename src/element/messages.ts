@@ -134,9 +134,8 @@ export function showSource(item: HTMLElement) {
  */
 function sources(key: string, citations: Citation[], order: number[], context: RenderContext) {
   const { strings, locale } = context;
-  const cited = order.filter(index => citations[index]);
-  const rest = citations.map((_, i) => i).filter(i => !cited.includes(i));
-  const list = [...cited, ...rest];
+  // A set keeps each index where it first comes: the cited ones, then the others in their order.
+  const list = [...new Set([...order.filter(index => citations[index]), ...citations.keys()])];
   if (!list.length) return nothing;
   return html`<div class="citations" part="citations">
     ${heading(context.headingLevel ?? defaultHeadingLevel, strings.sources)}
@@ -186,24 +185,18 @@ function sources(key: string, citations: Citation[], order: number[], context: R
 }
 
 /**
- * The reply's markdown; a text its renderer cannot draw shows as plain text, and the panel goes on working.
- * `citations`: how many sources the reply has, when known.
+ * The reply's markdown, from its view (`viewFor()`); a text its renderer cannot draw shows as plain text, and the
+ * panel goes on working. `citations`: how many sources the reply has, when known.
  */
 function markdown(owner: Owner, key: string, text: string, final: boolean, context: RenderContext, citations?: number) {
   const view = viewFor(owner, key, context);
   view.setCitationCount(citations);
   try {
-    return { parts: html`<div class="markdown">${view.render(text, final)}</div>`, view };
+    return html`<div class="markdown">${view.render(text, final)}</div>`;
   } catch {
-    return { parts: html`<div class="markdown plain">${text}</div>`, view };
+    return html`<div class="markdown plain">${text}</div>`;
   }
 }
-
-const typing = (strings: Strings) =>
-  html`<span class="typing" role="status" aria-label=${strings.typing}><span></span><span></span><span></span></span>`;
-
-/** Said in a reply whose connection is being made again, in place of an error. */
-const reconnecting = (strings: Strings) => html`<p class="reconnecting" role="status">${strings.reconnecting}</p>`;
 
 function feedbackButtons(id: string, messageId: string | null, feedback: Feedback | undefined, context: RenderContext) {
   const { strings, actions } = context;
@@ -212,7 +205,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
       type="button"
       class="icon-button"
       aria-label=${strings.helpful}
-      aria-pressed=${feedback === 'up' ? 'true' : 'false'}
+      aria-pressed=${feedback === 'up'}
       @click=${() => actions.feedback(id, messageId, 'up')}
     >
       ${thumb(false)}
@@ -221,7 +214,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
       type="button"
       class="icon-button"
       aria-label=${strings.notHelpful}
-      aria-pressed=${feedback === 'down' ? 'true' : 'false'}
+      aria-pressed=${feedback === 'down'}
       @click=${() => actions.feedback(id, messageId, 'down')}
     >
       ${thumb(true)}
@@ -301,8 +294,8 @@ function finished(
   const from = [text, citations, listed, context.locale];
   if (kept instanceof MarkdownView) {
     if (!kept.setCitationCount(count) && text.length < kept.length + piece) {
-      const { parts, view } = markdown(owner, key, text, true, context, count);
-      return [parts, listing(view)];
+      // Drawn by `kept`, the view `markdown()` finds.
+      return [markdown(owner, key, text, true, context, count), listing(kept)];
     }
   } else if (kept && from.every((value, i) => value === kept.from[i])) return [kept.nodes, nothing];
   // A view of its own: the one it streamed in, if it did, would give every piece it has at once.
@@ -352,7 +345,7 @@ const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
     part="message assistant-message"
     role="article"
     aria-label=${context.speaker}
-    aria-busy=${busy ? 'true' : 'false'}
+    aria-busy=${busy}
   >
     ${content}
   </div>`;
@@ -362,20 +355,19 @@ const user = (text: string, context: RenderContext, queued = false) =>
   html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" role="article" aria-label=${context.strings.you}>${text}</div>`;
 
 export function renderHistoryItem(owner: Owner, item: HistoryItem, context: RenderContext) {
-  if (item.role === 'user') {
-    return html`<div class="item" data-key=${item.id}>
-      ${user(item.text, context)}
-    </div>`;
-  }
   return html`<div class="item" data-key=${item.id}>
-    ${assistant(
-      false,
-      [
-        ...finished(owner, item.id, item.text, item.citations, context),
-        item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing,
-      ],
-      context,
-    )}
+    ${
+      item.role === 'user'
+        ? user(item.text, context)
+        : assistant(
+            false,
+            [
+              ...finished(owner, item.id, item.text, item.citations, context),
+              item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing,
+            ],
+            context,
+          )
+    }
   </div>`;
 }
 
@@ -411,19 +403,21 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
     case TurnStatus.queued:
       return nothing;
     case TurnStatus.accepting:
-    case TurnStatus.streaming:
+    case TurnStatus.streaming: {
+      // Said in a reply whose connection is being made again, in place of an error.
+      const reconnecting = turn.reconnecting
+        ? html`<p class="reconnecting" role="status">${strings.reconnecting}</p>`
+        : nothing;
       return assistant(
         true,
         text
-          ? [
-              markdown(owner, id, text, false, context, citations.length || undefined).parts,
-              turn.reconnecting ? reconnecting(strings) : nothing,
-            ]
+          ? [markdown(owner, id, text, false, context, citations.length || undefined), reconnecting]
           : turn.reconnecting
-            ? reconnecting(strings)
-            : typing(strings),
+            ? reconnecting
+            : html`<span class="typing" role="status" aria-label=${strings.typing}><span></span><span></span><span></span></span>`,
         context,
       );
+    }
     case TurnStatus.done:
       return ended(turn.messageId ? feedbackButtons(id, turn.messageId, turn.feedback, context) : nothing, true);
     case TurnStatus.stopped:
