@@ -1,6 +1,5 @@
 import { LitElement, html, nothing } from 'lit';
 import type { PropertyValues } from 'lit';
-import { guard } from 'lit/directives/guard.js';
 import { ChatController } from './controller.js';
 import type { ReplyResult } from './controller.js';
 import type { PersonaChatError } from './errors.js';
@@ -16,32 +15,22 @@ import {
   PersonaChatSendEvent,
 } from './events.js';
 import { isRightToLeft } from './language.js';
-import { copyCode } from './clipboard.js';
-import { heading } from './render.js';
 import { LocalizeController } from './localize-controller.js';
 import { Announcer } from './announcer.js';
+import { PanelController } from './panel-controller.js';
+import { clickInMessages, renderPanel } from './panel.js';
+import type { PanelActions } from './panel.js';
 import type { HistoryList, HistoryView } from './history.js';
-import { forgetViews, icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
-import type { RenderContext } from './messages.js';
-import { chatIconPath } from './launcher.styles.js';
+import { forgetViews } from './messages.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
-import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
-import type { Feedback, HistoryItem, Turn } from './state.js';
+import { TurnStatus, activeTurn, currentTurn } from './state.js';
+import type { Feedback } from './state.js';
 import type { StorageKind } from './storage.js';
-import { resolveStrings } from './strings.js';
+import { errorText, resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
 import { oneOf, parseList, parseStrings } from './attributes.js';
-import { messageMaxLength } from '../protocol.js';
 import type { ConversationSummary } from '../protocol.js';
-
-const chatIcon = icon(chatIconPath);
-const closeIcon = icon('M6 6l12 12M18 6L6 18');
-const historyIcon = icon('M4 6h16M4 12h16M4 18h10');
-const newIcon = icon('M12 5v14M5 12h14');
-
-/** Below this, the floating panel covers the page and is modal (the stylesheet's breakpoint too). */
-const narrow = '(max-width: 480px)';
 
 /**
  * An AI persona chat: replies stream in word by word as safe markdown with numbered citation footnotes.
@@ -226,9 +215,6 @@ export class PersonaChat extends LitElement {
   }
   /** The message list's keyboard order: one Tab stop, the arrow keys between messages. */
   #transcript: Transcript | undefined;
-  get #launcherButton() {
-    return this.#find<HTMLButtonElement>('.launcher');
-  }
 
   readonly #chat = new ChatController(this, {
     onReply: (reply, id) => this.#replied(reply, id),
@@ -253,6 +239,7 @@ export class PersonaChat extends LitElement {
   });
   readonly #internals = this.attachInternals();
   readonly #localize = new LocalizeController(this);
+  readonly #panel = new PanelController(this);
 
   static override get observedAttributes() {
     return [...super.observedAttributes, 'lang', 'dir'];
@@ -289,22 +276,13 @@ export class PersonaChat extends LitElement {
     return oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode') === 'inline';
   }
 
-  /** Whether the launcher script's launcher had the focus when the chat took its shadow root over. */
-  #launcherFocused = false;
-
   protected override createRenderRoot() {
-    // The launcher script may have drawn a launcher in this root while the chat loaded: the chat draws its own.
-    const drawn = this.shadowRoot;
-    if (drawn) {
-      this.#launcherFocused = Boolean(drawn.activeElement);
-      drawn.replaceChildren();
-    }
+    this.#panel.adopt(this.shadowRoot);
     return super.createRenderRoot();
   }
 
   override connectedCallback() {
     super.connectedCallback();
-    this.#narrow.addEventListener('change', this.#onNarrow);
     window.addEventListener('pagehide', this.#onPageHide);
     document.addEventListener('visibilitychange', this.#onHidden);
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
@@ -316,7 +294,6 @@ export class PersonaChat extends LitElement {
   }
 
   override disconnectedCallback() {
-    this.#narrow.removeEventListener('change', this.#onNarrow);
     window.removeEventListener('pagehide', this.#onPageHide);
     document.removeEventListener('visibilitychange', this.#onHidden);
     this.#keepPending();
@@ -324,7 +301,6 @@ export class PersonaChat extends LitElement {
   }
 
   protected override firstUpdated() {
-    if (this.#launcherFocused) this.#launcherButton?.focus();
     oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
     oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
     oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');
@@ -334,34 +310,12 @@ export class PersonaChat extends LitElement {
     this.dispatchEvent(new PersonaChatReadyEvent());
   }
 
-  /** Below this width the floating panel covers the page, and is modal. */
-  readonly #narrow = matchMedia(narrow);
-  readonly #onNarrow = () => this.#syncDialog();
-
-  /**
-   * Shows the floating panel as its state says: modal below the narrow breakpoint (the page behind is inert, the
-   * focus stays in the panel, Escape closes it), non-modal above it.
-   */
-  #syncDialog() {
-    // Among the root's few children: a search of the whole tree would cost as much as the conversation is long.
-    const dialog = [...this.renderRoot.children].find(child => child instanceof HTMLDialogElement);
-    if (!dialog) return;
-    if (!this.open) return void (dialog.open && dialog.close());
-    // Asked afresh: Firefox updates a kept MediaQueryList's `matches` only when it fires its change event.
-    const modal = matchMedia(narrow).matches;
-    if (dialog.open && dialog.matches(':modal') === modal) return;
-    if (dialog.open) dialog.close();
-    if (modal) dialog.showModal();
-    else dialog.show();
-  }
-
   protected override willUpdate(changed: PropertyValues<this>) {
     // A reply's markdown view takes its heading level when it is made.
     if (changed.has('headingLevel') && changed.get('headingLevel') !== undefined) forgetViews(this);
   }
 
   protected override updated(changed: PropertyValues<this>) {
-    this.#syncDialog();
     if (this.#list !== this.#transcript?.list) {
       this.#transcript?.disconnect();
       this.#transcript = this.#list && new Transcript(this.#list);
@@ -376,24 +330,7 @@ export class PersonaChat extends LitElement {
     }
     if (this.pinned && this.#list) this.#list.scrollTop = this.#list.scrollHeight;
     const changes = changed as Map<string, unknown>;
-    // The focus goes where the visitor's work goes on, never to the page's body.
-    if (changes.has('commenting')) {
-      const before = changes.get('commenting') as string | null | undefined;
-      if (this.commenting) this.#find('.comment textarea')?.focus();
-      else if (before) this.#find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
-    }
-    if (changes.has('history')) {
-      const before = changes.get('history') as HistoryList | undefined;
-      const now = this.history;
-      if (now?.renaming && now.renaming !== before?.renaming) this.#find('.rename input')?.focus();
-      else if (now?.deleting && now.deleting !== before?.deleting) this.#find('.confirm [data-cancel]')?.focus();
-      else if (now && before && now.items.length < before.items.length) this.#find('#history-heading')?.focus();
-      else if (now && before?.renaming && !now.renaming) {
-        this.#find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
-      } else if (now && before?.deleting && !now.deleting)
-        this.#find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
-      else if (!now && before) this.#input?.focus();
-    }
+    this.#panel.refocus(changes, { commenting: this.commenting, history: this.history });
     if (changes.has('draft')) this.#announcer.countDown(this.draft.length);
     // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
     if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#announcer.say(this.#text.typing);
@@ -418,8 +355,7 @@ export class PersonaChat extends LitElement {
   async hide() {
     if (!this.open) return;
     this.open = false;
-    await this.updateComplete;
-    this.#launcherButton?.focus();
+    await this.#panel.closed();
   }
 
   /** Opens or closes the panel. */
@@ -448,7 +384,7 @@ export class PersonaChat extends LitElement {
 
   /** The visitor's conversations with this persona (the first pages, up to 100), as the backend lists them. */
   async listConversations(): Promise<ConversationSummary[]> {
-    return (await this.#chat.listConversations()).data;
+    return (await this.#chat.backend.listConversations()).data;
   }
 
   /**
@@ -518,36 +454,8 @@ export class PersonaChat extends LitElement {
   }
 
   #failed(error: PersonaChatError) {
-    const t = this.#text;
-    this.errorMessage =
-      {
-        network_error: t.errorNetwork,
-        rate_limited: t.errorRateLimited,
-        upstream_unavailable: t.errorBusy,
-        server_restarting: t.errorBusy,
-        too_many_sessions: t.errorTooManySessions,
-        origin_not_allowed: t.errorSession,
-        config_error: t.errorConfig,
-        invalid_request: t.errorTooLong,
-        interrupted: t.errorInterrupted,
-      }[error.code as string] ?? t.errorGeneric;
+    this.errorMessage = errorText(this.#text, error.code);
     this.dispatchEvent(new PersonaChatErrorEvent(error.code, error.retryable, error));
-  }
-
-  #submit(event?: Event) {
-    event?.preventDefault();
-    const text = this.draft.trim();
-    if (!text) return;
-    this.#keepDraft('');
-    this.pinned = true;
-    this.send(text).catch(() => {});
-  }
-
-  /** The one Send/Stop button: it keeps its identity (and the focus) while its label and action change. */
-  #sendOrStop(event: Event) {
-    if (!this.#busy) return;
-    event.preventDefault();
-    void this.stop();
   }
 
   /** Whether a turn is being answered or waits: the button is Stop. */
@@ -563,233 +471,90 @@ export class PersonaChat extends LitElement {
     void this.updateComplete.then(() => this.#input?.focus());
   }
 
-  #keydown(event: KeyboardEvent) {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) this.#submit(event);
-    if (event.key === 'Escape' && !this.#inline) void this.hide();
-  }
-
-  #clickInMessages(event: Event) {
-    const target = event.target as HTMLElement;
-    const cite = target.closest<HTMLElement>('a[data-cite]');
-    const copy = target.closest<HTMLElement>('[data-copy]');
-    const source = target.closest<HTMLElement>('[data-source-link]');
-    if (cite) {
-      event.preventDefault();
-      const item = cite.closest('.item')?.querySelector<HTMLElement>(`[data-source="${cite.dataset.cite}"]`);
-      if (item) showSource(item);
-    } else if (copy) {
-      // A clipboard that refuses (a page without the permission) leaves the button as it was.
-      copyCode(copy, this.#text.copied).catch(() => {});
-    }
-    if (cite || source) {
-      const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);
-      const key = (cite ?? source)!.closest<HTMLElement>('.item')?.dataset.key;
-      const { turns, history } = this.#chat.state;
-      const citation = (turns.find(turn => turn.id === key) ?? history.find(item => item.id === key))?.citations[index];
-      const footnote = Number(cite ? cite.textContent : (source!.closest('li') as HTMLLIElement | null)?.value);
-      if (citation) this.dispatchEvent(new PersonaChatCitationEvent(citation, footnote || index + 1));
-    }
-  }
-
-  #scrolled() {
-    const list = this.#list;
-    if (list) this.pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-  }
-
   override render() {
     const t = this.#text;
-    const inline = this.#inline;
-    const { state } = this.#chat;
-    const replying = Boolean(activeTurn(state));
-    const busy = this.#busy;
-    const panelOpen = inline || this.open;
-    const remaining = messageMaxLength - this.draft.length;
     const language = this.#localize.shown.language;
-    const dir = this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr';
-    const context: RenderContext = {
+    return renderPanel({
+      owner: this,
       strings: t,
-      speaker: this.heading || t.assistant,
-      locale: this.#localize.locale,
-      actions: { retry: () => this.#retry(), feedback: (...args) => this.#feedback(...args) },
-      commenting: this.commenting,
-      thanked: this.thanked,
-      headingLevel: this.#level + 1,
-    };
-    const empty = !state.history.length && !state.turns.length;
-    const content = this.#content(t, context, { empty, busy, replying, remaining });
-    return html`
-      ${
-        inline
-          ? nothing
-          : html`<button
-              class="launcher"
-              part="launcher"
-              aria-label=${this.open ? t.close : this.unread ? `${t.open}: ${t.unread(this.unread)}` : t.open}
-              aria-expanded=${this.open ? 'true' : 'false'}
-              aria-controls="panel"
-              @click=${() => this.toggle()}
-            >
-              ${this.open ? closeIcon : chatIcon}
-              ${this.unread && !this.open ? html`<span class="badge" part="unread-badge" aria-hidden="true">${this.unread}</span>` : nothing}
-            </button>`
-      }
-      <div class="sr-only live" aria-live="polite"></div>
-      ${
-        inline
-          ? html`<section id="panel" class="panel inline" part="panel" lang=${language} dir=${dir} aria-label=${t.heading}>
-              ${content}
-            </section>`
-          : html`<dialog
-              id="panel"
-              class="panel floating"
-              part="panel"
-              lang=${language}
-              dir=${dir}
-              aria-label=${t.heading}
-              ?hidden=${!panelOpen}
-              @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && this.hide()}
-              @cancel=${(e: Event) => {
-                e.preventDefault();
-                void this.hide();
-              }}
-              @close=${(e: Event) => !(e.target as HTMLDialogElement).open && this.open && this.hide()}
-            >
-              ${content}
-            </dialog>`
-      }
-    `;
-  }
-
-  /** The panel's content, the same inline and floating. */
-  #content(
-    t: Strings,
-    context: RenderContext,
-    panel: { empty: boolean; busy: boolean; replying: boolean; remaining: number },
-  ) {
-    const { empty, busy, replying, remaining } = panel;
-    const state = this.#chat.state;
-    const retryable = this.#chat.retryable();
-    const inline = this.#inline;
-    return html`
-        <header part="header">
-          <div class="titles">
-            ${heading(this.#level, t.heading)}
-            ${this.subheading ? html`<p>${this.subheading}</p>` : nothing}
-          </div>
-          ${
-            this.noHistory
-              ? nothing
-              : html`<button
-                  type="button"
-                  class="icon-button"
-                  part="history-button"
-                  aria-label=${t.conversations}
-                  title=${t.conversations}
-                  aria-pressed=${this.history ? 'true' : 'false'}
-                  @click=${() => this.#toggleHistory()}
-                >
-                  ${historyIcon}
-                </button>`
-          }
-          <button
-            type="button"
-            class="icon-button"
-            aria-label=${t.newConversation}
-            title=${t.newConversation}
-            @click=${() => this.newConversation().then(() => this.#input?.focus())}
-          >
-            ${newIcon}
-          </button>
-          ${inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => this.hide()}>${closeIcon}</button>`}
-        </header>
-        ${this.history ? this.#shownHistory?.render({ html, nothing }, this.history, state.conversationId, t, this.#localize.shown.language, this.#level + 1) : nothing}
-        <div
-          class="messages"
-          part="messages"
-          role="log"
-          tabindex="-1"
-          ?hidden=${Boolean(this.history)}
-          aria-live="off"
-          @scroll=${this.#scrolled}
-          @click=${this.#clickInMessages}
-        >
-          ${this.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${this.greeting}</div>` : nothing}
-          ${
-            empty && this.starters.length
-              ? html`<div class="starters" role="group" aria-label=${t.suggestions}>
-                  ${this.starters.map(
-                    text =>
-                      html`<button type="button" class="starter" part="starter" @click=${() => this.send(text).catch(() => {})}>${text}</button>`,
-                  )}
-                </div>`
-              : nothing
-          }
-          ${this.#entries(retryable, context)}
-          ${!this.pinned && replying ? html`<button type="button" class="jump" @click=${() => (this.pinned = true)}>${t.newMessages}</button>` : nothing}
-        </div>
-        ${
-          !this.endpoint && !this.errorMessage
-            ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>`
-            : nothing
-        }
-        ${this.errorMessage ? html`<div class="error" part="error" role="alert">${this.errorMessage}</div>` : nothing}
-        <form part="composer" ?hidden=${Boolean(this.history)} @submit=${this.#submit}>
-          <textarea
-            part="input"
-            rows="1"
-            aria-label=${t.placeholder}
-            placeholder=${t.placeholder}
-            .value=${this.draft}
-            @input=${(e: Event) => this.#keepDraft((e.target as HTMLTextAreaElement).value)}
-            @keydown=${this.#keydown}
-          ></textarea>
-          <button
-            type="submit"
-            class="send"
-            part="send-button"
-            aria-disabled=${!busy && !this.draft.trim() ? 'true' : 'false'}
-            @click=${this.#sendOrStop}
-          >${busy ? t.stop : t.send}</button>
-        </form>
-        ${remaining < 200 ? html`<div class="limit">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
-    `;
-  }
-
-  /**
-   * The messages. A message whose state and surroundings did not change is not drawn again. History comes in chunks
-   * of 20 messages, and a chunk none of whose messages changed is not drawn again either, which is checked at the
-   * cost of comparing references: a keystroke or a streaming frame costs the same under 500 messages as under none.
-   * Entries only come and go at the end (or all at once), so drawing them in place is enough.
-   */
-  #entries(retryable: Turn | undefined, context: RenderContext) {
-    const { strings, speaker, locale, headingLevel, commenting, thanked } = context;
-    const around = [strings, speaker, locale, headingLevel];
-    const draw = (subject: HistoryItem | Turn, turn: boolean) =>
-      guard([subject, subject === retryable, ...around, commenting === subject.id, thanked === subject.id], () =>
-        turn
-          ? renderTurn(this, subject as Turn, subject === retryable, context)
-          : renderHistoryItem(this, subject as HistoryItem, context),
-      );
-    const entries: (HistoryItem[] | Turn)[] = [];
-    let run: HistoryItem[] = [];
-    for (const entry of timeline(this.#chat.state)) {
-      if ('item' in entry) {
-        if (run.length === 20 || !run.length) entries.push((run = []));
-        run.push(entry.item);
-      } else {
-        entries.push(entry.turn);
-        run = [];
-      }
-    }
-    return entries.map(entry =>
-      Array.isArray(entry)
-        ? guard(
-            [...entry, ...around, commenting, thanked],
-            () => html`<div class="chunk">${entry.map(item => draw(item, false))}</div>`,
+      context: {
+        strings: t,
+        speaker: this.heading || t.assistant,
+        locale: this.#localize.locale,
+        actions: { retry: () => this.#retry(), feedback: (...args) => this.#feedback(...args) },
+        commenting: this.commenting,
+        thanked: this.thanked,
+        headingLevel: this.#level + 1,
+      },
+      state: this.#chat.state,
+      inline: this.#inline,
+      open: this.open,
+      unread: this.unread,
+      language,
+      dir: this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr',
+      level: this.#level,
+      subheading: this.subheading,
+      greeting: this.greeting,
+      starters: this.starters,
+      noHistory: this.noHistory,
+      history: this.history
+        ? this.#shownHistory?.render(
+            { html, nothing },
+            this.history,
+            this.#chat.state.conversationId,
+            t,
+            language,
+            this.#level + 1,
           )
-        : draw(entry, true),
-    );
+        : undefined,
+      draft: this.draft,
+      pinned: this.pinned,
+      error: this.errorMessage,
+      configured: Boolean(this.endpoint),
+      busy: this.#busy,
+      retryable: this.#chat.retryable(),
+      on: this.#actions,
+    });
   }
+
+  /** What the panel's controls do. */
+  readonly #actions: PanelActions = {
+    toggle: () => void this.toggle(),
+    hide: () => void this.hide(),
+    toggleHistory: () => void this.#toggleHistory(),
+    newConversation: () => void this.newConversation().then(() => this.#input?.focus()),
+    send: text => void this.send(text).catch(() => {}),
+    scrolled: () => {
+      const list = this.#list;
+      if (list) this.pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    },
+    click: event => {
+      const cited = clickInMessages(event, this.#chat.state, this.#text.copied);
+      if (cited) this.dispatchEvent(new PersonaChatCitationEvent(...cited));
+    },
+    submit: event => {
+      event.preventDefault();
+      const text = this.draft.trim();
+      if (!text) return;
+      this.#keepDraft('');
+      this.pinned = true;
+      this.send(text).catch(() => {});
+    },
+    input: event => this.#keepDraft((event.target as HTMLTextAreaElement).value),
+    keydown: event => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+        this.#actions.submit(event);
+      }
+      if (event.key === 'Escape' && !this.#inline) void this.hide();
+    },
+    // The one Send/Stop button: it keeps its identity (and the focus) while its label and action change.
+    sendOrStop: event => {
+      if (!this.#busy) return;
+      event.preventDefault();
+      void this.stop();
+    },
+    jump: () => void (this.pinned = true),
+  };
 
   /**
    * Thumbs up or down on a reply, kept by the backend. A thumbs-down opens a short comment box and is kept once, with

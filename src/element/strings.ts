@@ -90,3 +90,20 @@ export function resolveStrings(...layers: (Partial<Strings> | undefined)[]): Str
   }
   return out as Strings;
 }
+
+/** What the visitor reads for an error, by its code; never the server's own text. */
+export function errorText(t: Strings, code: string): string {
+  return (
+    {
+      network_error: t.errorNetwork,
+      rate_limited: t.errorRateLimited,
+      upstream_unavailable: t.errorBusy,
+      server_restarting: t.errorBusy,
+      too_many_sessions: t.errorTooManySessions,
+      origin_not_allowed: t.errorSession,
+      config_error: t.errorConfig,
+      invalid_request: t.errorTooLong,
+      interrupted: t.errorInterrupted,
+    }[code] ?? t.errorGeneric
+  );
+}

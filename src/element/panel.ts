@@ -1,0 +1,271 @@
+/**
+ * @module
+ * The element's templates: the launcher, and the panel (inline, or a floating `<dialog>`) with its header, the
+ * message list, the error notice and the composer. They draw a `PanelView`, which the element makes at each render;
+ * the messages themselves are drawn by `messages.ts`, the history view by `history.ts`. Clicks in the message list
+ * are handled in one place, `clickInMessages`.
+ */
+import { html, nothing } from 'lit';
+import { guard } from 'lit/directives/guard.js';
+import { messageMaxLength } from '../protocol.js';
+import { chatIconPath } from './launcher.styles.js';
+import { copyCode } from './clipboard.js';
+import { icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
+import type { RenderContext } from './messages.js';
+import { heading } from './render.js';
+import { activeTurn, timeline } from './state.js';
+import type { ChatState, HistoryItem, Turn } from './state.js';
+import type { Citation } from '../protocol.js';
+import type { Strings } from './strings.js';
+
+const chatIcon = icon(chatIconPath);
+const closeIcon = icon('M6 6l12 12M18 6L6 18');
+const historyIcon = icon('M4 6h16M4 12h16M4 18h10');
+const newIcon = icon('M12 5v14M5 12h14');
+
+/** What the visitor can do in the panel, outside the messages (whose actions are the context's); each takes its event. */
+export interface PanelActions {
+  toggle(): void;
+  hide(): void;
+  toggleHistory(): void;
+  newConversation(): void;
+  send(text: string): void;
+  scrolled(): void;
+  click(event: Event): void;
+  submit(event: Event): void;
+  input(event: Event): void;
+  keydown(event: KeyboardEvent): void;
+  sendOrStop(event: Event): void;
+  jump(): void;
+}
+
+/** Everything the panel shows, as the element has it at one render. */
+export interface PanelView {
+  /** Whose messages these are: the key of their kept views (`messages.ts`). */
+  owner: object;
+  strings: Strings;
+  context: RenderContext;
+  state: ChatState;
+  inline: boolean;
+  open: boolean;
+  /** Replies that finished while the panel was closed. */
+  unread: number;
+  language: string;
+  /** The panel's direction, unless the element has a `dir` of its own. */
+  dir: string | typeof nothing;
+  /** The panel's heading level. */
+  level: number;
+  subheading: string;
+  greeting: string;
+  starters: string[];
+  noHistory: boolean;
+  /** The history view, while it is shown. */
+  history: unknown;
+  draft: string;
+  /** Whether the list follows the newest message. */
+  pinned: boolean;
+  /** The error notice, if any. */
+  error: string;
+  /** Whether the element has an endpoint to talk to. */
+  configured: boolean;
+  /** A turn is being answered or waits: the send button is Stop. */
+  busy: boolean;
+  /** The turn Retry applies to, if any. */
+  retryable: Turn | undefined;
+  on: PanelActions;
+}
+
+export function renderPanel(view: PanelView) {
+  const { strings: t, inline, open } = view;
+  const content = renderContent(view);
+  return html`
+      ${
+        inline
+          ? nothing
+          : html`<button
+              class="launcher"
+              part="launcher"
+              aria-label=${open ? t.close : view.unread ? `${t.open}: ${t.unread(view.unread)}` : t.open}
+              aria-expanded=${open ? 'true' : 'false'}
+              aria-controls="panel"
+              @click=${view.on.toggle}
+            >
+              ${open ? closeIcon : chatIcon}
+              ${view.unread && !open ? html`<span class="badge" part="unread-badge" aria-hidden="true">${view.unread}</span>` : nothing}
+            </button>`
+      }
+      <div class="sr-only live" aria-live="polite"></div>
+      ${
+        inline
+          ? html`<section id="panel" class="panel inline" part="panel" lang=${view.language} dir=${view.dir} aria-label=${t.heading}>
+              ${content}
+            </section>`
+          : html`<dialog
+              id="panel"
+              class="panel floating"
+              part="panel"
+              lang=${view.language}
+              dir=${view.dir}
+              aria-label=${t.heading}
+              ?hidden=${!open}
+              @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && view.on.hide()}
+              @cancel=${(e: Event) => {
+                e.preventDefault();
+                view.on.hide();
+              }}
+              @close=${(e: Event) => !(e.target as HTMLDialogElement).open && open && view.on.hide()}
+            >
+              ${content}
+            </dialog>`
+      }
+    `;
+}
+
+/** The panel's content, the same inline and floating. */
+function renderContent(view: PanelView) {
+  const { strings: t, state, context, on, draft, history, busy } = view;
+  const empty = !state.history.length && !state.turns.length;
+  const replying = Boolean(activeTurn(state));
+  const remaining = messageMaxLength - draft.length;
+  return html`
+        <header part="header">
+          <div class="titles">
+            ${heading(view.level, t.heading)}
+            ${view.subheading ? html`<p>${view.subheading}</p>` : nothing}
+          </div>
+          ${
+            view.noHistory
+              ? nothing
+              : html`<button
+                  type="button"
+                  class="icon-button"
+                  part="history-button"
+                  aria-label=${t.conversations}
+                  title=${t.conversations}
+                  aria-pressed=${history ? 'true' : 'false'}
+                  @click=${on.toggleHistory}
+                >
+                  ${historyIcon}
+                </button>`
+          }
+          <button
+            type="button"
+            class="icon-button"
+            aria-label=${t.newConversation}
+            title=${t.newConversation}
+            @click=${on.newConversation}
+          >
+            ${newIcon}
+          </button>
+          ${view.inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${on.hide}>${closeIcon}</button>`}
+        </header>
+        ${history ?? nothing}
+        <div
+          class="messages"
+          part="messages"
+          role="log"
+          tabindex="-1"
+          ?hidden=${Boolean(history)}
+          aria-live="off"
+          @scroll=${on.scrolled}
+          @click=${on.click}
+        >
+          ${view.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${view.greeting}</div>` : nothing}
+          ${
+            empty && view.starters.length
+              ? html`<div class="starters" role="group" aria-label=${t.suggestions}>
+                  ${view.starters.map(
+                    text =>
+                      html`<button type="button" class="starter" part="starter" @click=${() => on.send(text)}>${text}</button>`,
+                  )}
+                </div>`
+              : nothing
+          }
+          ${renderEntries(view)}
+          ${!view.pinned && replying ? html`<button type="button" class="jump" @click=${on.jump}>${t.newMessages}</button>` : nothing}
+        </div>
+        ${!view.configured && !view.error ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>` : nothing}
+        ${view.error ? html`<div class="error" part="error" role="alert">${view.error}</div>` : nothing}
+        <form part="composer" ?hidden=${Boolean(history)} @submit=${on.submit}>
+          <textarea
+            part="input"
+            rows="1"
+            aria-label=${t.placeholder}
+            placeholder=${t.placeholder}
+            .value=${draft}
+            @input=${on.input}
+            @keydown=${on.keydown}
+          ></textarea>
+          <button
+            type="submit"
+            class="send"
+            part="send-button"
+            aria-disabled=${!busy && !draft.trim() ? 'true' : 'false'}
+            @click=${on.sendOrStop}
+          >${busy ? t.stop : t.send}</button>
+        </form>
+        ${remaining < 200 ? html`<div class="limit">${t.charactersLeft(Math.max(0, remaining))}</div>` : nothing}
+    `;
+}
+
+/**
+ * The messages. A message whose state and surroundings did not change is not drawn again. History comes in chunks
+ * of 20 messages, and a chunk none of whose messages changed is not drawn again either, which is checked at the
+ * cost of comparing references: a keystroke or a streaming frame costs the same under 500 messages as under none.
+ * Entries only come and go at the end (or all at once), so drawing them in place is enough.
+ */
+function renderEntries({ owner, state, retryable, context }: PanelView) {
+  const { strings, speaker, locale, headingLevel, commenting, thanked } = context;
+  const around = [strings, speaker, locale, headingLevel];
+  const draw = (subject: HistoryItem | Turn, turn: boolean) =>
+    guard([subject, subject === retryable, ...around, commenting === subject.id, thanked === subject.id], () =>
+      turn
+        ? renderTurn(owner, subject as Turn, subject === retryable, context)
+        : renderHistoryItem(owner, subject as HistoryItem, context),
+    );
+  const entries: (HistoryItem[] | Turn)[] = [];
+  let run: HistoryItem[] = [];
+  for (const entry of timeline(state)) {
+    if ('item' in entry) {
+      if (run.length === 20 || !run.length) entries.push((run = []));
+      run.push(entry.item);
+    } else {
+      entries.push(entry.turn);
+      run = [];
+    }
+  }
+  return entries.map(entry =>
+    Array.isArray(entry)
+      ? guard(
+          [...entry, ...around, commenting, thanked],
+          () => html`<div class="chunk">${entry.map(item => draw(item, false))}</div>`,
+        )
+      : draw(entry, true),
+  );
+}
+
+/**
+ * A click in the message list: a footnote shows its source, a code block's button copies it (`copied` is what the
+ * button then says). Returns the citation opened, with its footnote's number, when a footnote or a source was.
+ */
+export function clickInMessages(event: Event, state: ChatState, copied: string): [Citation, number] | undefined {
+  const target = event.target as HTMLElement;
+  const cite = target.closest<HTMLElement>('a[data-cite]');
+  const copy = target.closest<HTMLElement>('[data-copy]');
+  const source = target.closest<HTMLElement>('[data-source-link]');
+  if (cite) {
+    event.preventDefault();
+    const item = cite.closest('.item')?.querySelector<HTMLElement>(`[data-source="${cite.dataset.cite}"]`);
+    if (item) showSource(item);
+  } else if (copy) {
+    // A clipboard that refuses (a page without the permission) leaves the button as it was.
+    copyCode(copy, copied).catch(() => {});
+  }
+  if (!cite && !source) return undefined;
+  const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);
+  const key = (cite ?? source)!.closest<HTMLElement>('.item')?.dataset.key;
+  const citation = (state.turns.find(turn => turn.id === key) ?? state.history.find(item => item.id === key))
+    ?.citations[index];
+  const footnote = Number(cite ? cite.textContent : (source!.closest('li') as HTMLLIElement | null)?.value);
+  return citation && [citation, footnote || index + 1];
+}

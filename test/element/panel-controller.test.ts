@@ -1,0 +1,132 @@
+// The panel controller on a host of its own: the dialog it shows and hides, modal or not, and where it puts the
+// focus. The element's suites (a11y, persona-chat) check the same through the whole element.
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { LitElement, html as litHtml } from 'lit';
+import { setViewport } from '@web/test-runner-commands';
+import { PanelController } from '../../src/element/panel-controller.js';
+import type { HistoryList } from '../../src/element/history.js';
+
+class PanelHost extends LitElement {
+  static override properties = { open: { type: Boolean }, commenting: {}, history: { attribute: false } };
+  open = false;
+  commenting: string | null = null;
+  history: HistoryList | undefined;
+  readonly panel = new PanelController(this);
+
+  protected override createRenderRoot() {
+    this.panel.adopt(this.shadowRoot);
+    return super.createRenderRoot();
+  }
+
+  override render() {
+    return litHtml`<button class="launcher">Chat</button>
+      <dialog>
+        <div class="item" data-key="t1"><button aria-pressed=${this.commenting ? 'false' : 'true'}>Down</button></div>
+        ${this.commenting ? litHtml`<div class="comment"><textarea></textarea></div>` : ''}
+        ${this.history ? litHtml`<h3 id="history-heading" tabindex="-1">Conversations</h3>` : ''}
+        ${
+          this.history?.items.map(
+            item =>
+              litHtml`<div class="conversation" data-id=${item.id} tabindex="-1">${item.name}</div>
+                <button data-delete=${item.id}>Delete</button>`,
+          ) ?? ''
+        }
+        ${this.history?.renaming ? litHtml`<div class="rename"><input /></div>` : ''}
+        ${this.history?.deleting ? litHtml`<div class="confirm"><button data-cancel>Keep</button></div>` : ''}
+        <textarea class="input"></textarea>
+      </dialog>`;
+  }
+
+  protected override updated(changed: Map<PropertyKey, unknown>) {
+    this.panel.refocus(changed, { commenting: this.commenting, history: this.history });
+  }
+}
+customElements.define('panel-host', PanelHost);
+
+const dialog = (host: PanelHost) => host.renderRoot.querySelector('dialog')!;
+const focused = (host: PanelHost) => host.shadowRoot!.activeElement;
+const list = (items: { id: string; name: string }[], more: Partial<HistoryList> = {}) =>
+  ({ items, ...more }) as unknown as HistoryList;
+
+describe('PanelController', () => {
+  it('shows the dialog beside the page while the host is open, and closes it when it is not', async () => {
+    const host = await fixture<PanelHost>(html`<panel-host></panel-host>`);
+    expect(dialog(host).open).to.equal(false);
+    host.open = true;
+    await host.updateComplete;
+    expect(dialog(host).open).to.equal(true);
+    expect(dialog(host).matches(':modal'), 'a wide viewport: beside the page').to.equal(false);
+    host.open = false;
+    await host.updateComplete;
+    expect(dialog(host).open).to.equal(false);
+  });
+
+  it('makes the open dialog modal when the viewport becomes narrow, and not when it widens again', async function () {
+    const host = await fixture<PanelHost>(html`<panel-host open></panel-host>`);
+    try {
+      // WebKit's MiniBrowser keeps its window at least 447 px wide: 460 px is still below the 480 px breakpoint.
+      await setViewport({ width: 460, height: 640 }).catch(() => this.skip());
+      await waitUntil(() => dialog(host).matches(':modal'), 'modal once narrow, without an update of the host');
+      await setViewport({ width: 800, height: 600 });
+      await waitUntil(() => !dialog(host).matches(':modal') && dialog(host).open, 'beside the page once wide');
+    } finally {
+      await setViewport({ width: 800, height: 600 }).catch(() => {});
+    }
+  });
+
+  it('gives the focus back to the launcher once the panel is closed', async () => {
+    const host = await fixture<PanelHost>(html`<panel-host open></panel-host>`);
+    host.renderRoot.querySelector<HTMLElement>('.input')!.focus();
+    host.open = false;
+    await host.panel.closed();
+    expect(focused(host)?.className).to.equal('launcher');
+  });
+
+  it('keeps the focus on a launcher drawn in the root before it, on the launcher it draws instead', async () => {
+    // A tag not defined yet, as the launcher script finds it: it draws in the element's root while the chat loads.
+    const element = document.createElement('panel-host-late');
+    const root = element.attachShadow({ mode: 'open' });
+    root.innerHTML = '<button>Loading chat</button>';
+    document.body.append(element);
+    try {
+      root.querySelector('button')!.focus();
+      customElements.define('panel-host-late', class extends PanelHost {});
+      await (element as PanelHost).updateComplete;
+      expect(root.querySelectorAll('button.launcher')).to.have.length(1);
+      expect(root.textContent).not.to.contain('Loading chat');
+      expect(root.activeElement?.className).to.equal('launcher');
+    } finally {
+      element.remove();
+    }
+  });
+
+  it('puts the focus in a comment box that opens, and back on the thumb when it closes', async () => {
+    const host = await fixture<PanelHost>(html`<panel-host open></panel-host>`);
+    host.commenting = 't1';
+    await host.updateComplete;
+    expect(focused(host)?.matches('.comment textarea')).to.equal(true);
+    host.commenting = null;
+    await host.updateComplete;
+    expect(focused(host)?.getAttribute('aria-pressed')).to.equal('true');
+  });
+
+  it('follows the history view: into a rename or delete, back to the conversation, to the heading when one goes', async () => {
+    const host = await fixture<PanelHost>(html`<panel-host open></panel-host>`);
+    const two = [
+      { id: 'a', name: 'Tents' },
+      { id: 'b', name: 'Boots' },
+    ];
+    const step = async (history: HistoryList | undefined) => {
+      host.history = history;
+      await host.updateComplete;
+      return focused(host);
+    };
+    await step(list(two));
+    expect((await step(list(two, { renaming: 'a' })))?.matches('.rename input')).to.equal(true);
+    expect((await step(list(two)))?.getAttribute('data-id'), 'back to the renamed one').to.equal('a');
+    expect((await step(list(two, { deleting: 'b' })))?.hasAttribute('data-cancel')).to.equal(true);
+    expect((await step(list(two)))?.getAttribute('data-delete'), 'kept: back to its delete button').to.equal('b');
+    expect((await step(list(two.slice(0, 1))))?.id, 'one went: to the heading').to.equal('history-heading');
+    expect((await step(undefined))?.className, 'closed: to the message box').to.equal('input');
+  });
+});
