@@ -8,7 +8,7 @@
  * removed from the page cancels everything it started and sends nothing more.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { ConversationDetail, ConversationList, RunView } from '../protocol.js';
+import type { ConversationDetail, RunView } from '../protocol.js';
 import { Backend, conversationPath } from './backend.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { withLock } from './session.js';
@@ -305,15 +305,6 @@ export class ChatController implements ReactiveController {
     if (conversationId === this.state.conversationId) this.#apply({ type: 'feedback', id, value });
     if (!keep || !messageId || !conversationId) return;
     await this.backend.sendFeedback(conversationId, messageId, value === 'up' ? 1 : -1, comment);
-  }
-
-  /** The visitor's conversations with this persona (`Backend.listConversations`). */
-  listConversations(cursor?: string | null, atLeast?: number): Promise<ConversationList> {
-    return this.backend.listConversations(cursor, atLeast);
-  }
-
-  renameConversation(id: string, name: string): Promise<void> {
-    return this.backend.renameConversation(id, name);
   }
 
   /** Deletes a conversation; the one shown gives way to a new one. */

@@ -38,10 +38,13 @@ export interface HistoryHost {
   say(text: string): void;
 }
 
-/** What the view needs of the conversations: the controller's requests. */
+/** What the view needs of the conversations: the backend's requests, and the controller's delete. */
 export interface Conversations {
-  listConversations(cursor?: string | null): Promise<ConversationList>;
-  renameConversation(id: string, name: string): Promise<void>;
+  backend: {
+    listConversations(cursor?: string | null): Promise<ConversationList>;
+    renameConversation(id: string, name: string): Promise<void>;
+  };
+  /** Deletes a conversation; the one shown gives way to a new one. */
   deleteConversation(id: string): Promise<void>;
 }
 
@@ -106,7 +109,7 @@ export class HistoryView {
       const read: ConversationSummary[] = [];
       let next = cursor;
       for (let count = 0; count < 100;) {
-        const page = await this.conversations.listConversations(next);
+        const page = await this.conversations.backend.listConversations(next);
         read.push(...page.data);
         count += page.data.length || 10;
         if (!(next = page.next)) break;
@@ -140,7 +143,7 @@ export class HistoryView {
 
   #rename(id: string, name: string) {
     return this.#change(async () => {
-      await this.conversations.renameConversation(id, name.trim());
+      await this.conversations.backend.renameConversation(id, name.trim());
       const items = this.host.list()?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
       return { items, renaming: null };
     });
