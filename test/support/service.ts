@@ -1,9 +1,10 @@
+import assert from 'node:assert/strict';
 import { ServiceClient } from '../../src/service/client.js';
 import type { ServiceClientOptions } from '../../src/service/client.js';
 import { createEmulator } from '../../src/emulator/app.js';
 import type { EmulatorOptions } from '../../src/emulator/app.js';
 import { defaultPersonas } from '../../src/emulator/personas.js';
-import type { StreamChunk } from '../../src/service/types.js';
+import type { Conversation, StreamChunk } from '../../src/service/types.js';
 
 export const apiKey = 'sk-test-3b9f1c2d7e8a4f60b1c2d3e4f5a6b7c8';
 export const ada = defaultPersonas[0]!;
@@ -45,6 +46,37 @@ export function inProcess(options: EmulatorOptions = {}, clientOptions: Partial<
     );
 
   return { emulator, client, received, request };
+}
+
+type ErrorBody = { error: { code: string; message: string; status: number; requestId: string } };
+
+/** Checks that a response is the emulator's error with this status and code (and message); returns its body. */
+export async function expectError(
+  response: Response | Promise<Response>,
+  status: number,
+  code: string,
+  message?: RegExp,
+) {
+  const res = await response;
+  assert.equal(res.status, status);
+  assert.match(res.headers.get('content-type') ?? '', /application\/json/);
+  const body = (await res.json()) as ErrorBody;
+  assert.equal(body.error.code, code);
+  assert.equal(body.error.status, status);
+  assert.ok(body.error.requestId, 'errors carry a request id');
+  if (message) assert.match(body.error.message, message);
+  return body;
+}
+
+/** Creates a persona conversation through a raw request to the emulator. */
+export async function createPersona(
+  request: ReturnType<typeof inProcess>['request'],
+  externalUserId = 'u',
+  personaId = juniper.personaId,
+) {
+  const res = await request('POST', '/conversations/persona', { personaId, externalUserId });
+  assert.equal(res.status, 200);
+  return (await res.json()) as Conversation;
 }
 
 /** The `data:` payloads of an SSE body, in order. */
