@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ChatResponse, Conversation } from '../../src/service/types.js';
-import { createPersona, inProcess } from '../support/service.js';
+import { createPersona, inProcess, sseData } from '../support/service.js';
 
 describe('answering a continue', () => {
   it('gives messages ids, timestamps, runs and token counts that add up', async () => {
@@ -44,6 +44,40 @@ describe('answering a continue', () => {
     assert.ok(
       replies[1]!.usage!.prompt_tokens > replies[0]!.usage!.prompt_tokens - 200,
       'history counts in the prompt',
+    );
+  });
+
+  it('streams the text a complete response gives, uncached, as a run of its own', async () => {
+    const { request } = inProcess();
+    const { conversationId } = await createPersona(request);
+    const message = 'How do I return a tent?';
+    const whole = await request('PATCH', `/conversations/${conversationId}/chat`, { message });
+    const reply = (await whole.json()) as ChatResponse;
+    assert.match(reply.httpRequestId!, /^[0-9a-f-]{36}$/);
+    const streamed = await request('PATCH', `/conversations/${conversationId}/chat-sse`, { message });
+    assert.equal(streamed.headers.get('cache-control'), 'no-cache');
+    assert.match(streamed.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/);
+    assert.notEqual(streamed.headers.get('x-request-id'), reply.httpRequestId);
+    const chunks = (await sseData(streamed)).slice(0, -1).map(d => JSON.parse(d));
+    assert.equal(chunks.map(c => c.choices[0].delta.content ?? '').join(''), reply.choices[0]!.message!.content);
+    assert.notEqual(chunks.at(-1).runId, reply.runId, 'each continue is a run of its own');
+  });
+
+  it('stores nothing of a stream its client cancels, and the whole run of one read to its end', async () => {
+    const { request, emulator } = inProcess();
+    const { conversationId } = await createPersona(request);
+    const cancelled = await request('PATCH', `/conversations/${conversationId}/chat-sse`, { message: 'returns' });
+    const reader = cancelled.body!.getReader();
+    assert.equal((await reader.read()).done, false, 'the first chunk');
+    await reader.cancel();
+    assert.equal(emulator.store.get(conversationId)!.chatMessagesCount, 0, 'nothing of the cancelled run');
+    await sseData(await request('PATCH', `/conversations/${conversationId}/chat-sse`, { message: 'returns' }));
+    assert.deepEqual(
+      emulator.store.get(conversationId)!.chatMessages!.map(m => [m.role, m.role === 'user' ? m.content : '']),
+      [
+        ['user', 'returns'],
+        ['assistant', ''],
+      ],
     );
   });
 });

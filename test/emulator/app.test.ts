@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createEmulator } from '../../src/emulator/app.js';
-import type { ChatResponse, Conversation } from '../../src/service/types.js';
+import type { ChatResponse, Conversation, ListResponse } from '../../src/service/types.js';
 import { ada, apiKey, createPersona, expectError, inProcess, origin } from '../support/service.js';
 
 describe('emulator', () => {
@@ -258,5 +258,51 @@ describe('emulator', () => {
       await request('POST', '/__emulator/reset');
       assert.equal(emulator.store.size, 0);
     });
+  });
+
+  describe('options', () => {
+    it('serves only the continue paths of the form it is given', async () => {
+      for (const [routes, served, missing] of [
+        ['chat', ['PATCH', 'chat'], ['POST', 'continue']],
+        ['continue', ['POST', 'continue'], ['PATCH', 'chat']],
+      ] as const) {
+        const { request } = inProcess({ routes });
+        const { conversationId } = await createPersona(request);
+        const path = (suffix: string) => `/conversations/${conversationId}/${suffix}`;
+        assert.equal((await request(served[0], path(served[1]), { message: 'hi' })).status, 200, routes);
+        await expectError(request(missing[0], path(missing[1]), { message: 'hi' }), 404, 'not_found');
+      }
+    });
+
+    it('refuses options it cannot work with, naming the option', () => {
+      assert.throws(() => createEmulator({ apiKey: '' }), /"apiKey" must not be empty/);
+      assert.throws(() => createEmulator({ pace: -1 }), /"pace" must be a number of words per second/);
+      assert.throws(() => createEmulator({ routes: 'form-c' as 'both' }), /"routes" must be both, chat or continue/);
+      assert.throws(() => createEmulator({ openai: { baseUrl: 'http://model.test/v1', model: '' } }), /"openai" needs/);
+      assert.equal(createEmulator().personas.length, 2, 'every option has a default');
+    });
+  });
+
+  it('gives a response a request id header, the one its error carries', async () => {
+    const { request } = inProcess();
+    const listed = await request('GET', '/conversations');
+    assert.match(listed.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/);
+    const missing = await request('GET', `/conversations/${crypto.randomUUID()}`);
+    const id = missing.headers.get('x-request-id');
+    const body = await expectError(missing, 404, 'conversation_not_found');
+    assert.equal(body.error.requestId, id);
+  });
+
+  it('treats a deleted conversation as one that does not exist', async () => {
+    const { request, emulator } = inProcess();
+    const { conversationId } = await createPersona(request);
+    emulator.store.get(conversationId)!.isDeleted = true;
+    await expectError(request('GET', `/conversations/${conversationId}`), 404, 'conversation_not_found');
+    await expectError(
+      request('PATCH', `/conversations/${conversationId}/chat`, { message: 'hi' }),
+      404,
+      'conversation_not_found',
+    );
+    assert.deepEqual(((await (await request('GET', '/conversations')).json()) as ListResponse).data, []);
   });
 });

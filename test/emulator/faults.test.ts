@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Faults, noFaults } from '../../src/emulator/faults.js';
 import { createPersona, expectError, inProcess, sseData } from '../support/service.js';
 
 describe('faults', () => {
@@ -94,6 +95,58 @@ describe('faults', () => {
       status: null,
       html: null,
       cut: null,
+    });
+  });
+
+  it('never faults its own control routes, and asks a client refused with 429 to come back in a second', async () => {
+    const { request } = inProcess({ faults: { status: { code: 429, count: null } } });
+    assert.equal((await request('GET', '/__emulator/faults')).status, 200, 'a control route');
+    const body = await expectError(request('GET', '/conversations'), 429, 'injected_fault');
+    assert.match(body.error.message, /429/);
+    const again = await request('GET', '/conversations');
+    assert.equal(again.headers.get('retry-after'), '1');
+    assert.equal(again.status, 429, 'count null: until cleared');
+  });
+
+  describe('the settings', () => {
+    it('count down a status or html fault only on the requests it is on', () => {
+      const faults = new Faults({ status: { code: 503, count: 2, on: 'create' }, html: { on: 'manage' } });
+      assert.equal(faults.takeStatus('read'), undefined);
+      assert.equal(faults.takeHtml('continue'), false);
+      assert.deepEqual(
+        [faults.takeStatus('create'), faults.takeStatus('create'), faults.takeStatus('create')],
+        [503, 503, undefined],
+      );
+      assert.deepEqual([faults.takeHtml('manage'), faults.takeHtml('manage')], [true, false], 'count 1 by default');
+      assert.deepEqual(faults.settings, noFaults, 'spent faults are cleared');
+    });
+
+    it('keep a fault of count null until it is cleared', () => {
+      const faults = new Faults({ html: { count: null }, cut: { afterChunks: 0, count: null } });
+      for (let i = 0; i < 3; i++) {
+        assert.equal(faults.takeHtml(i % 2 ? 'read' : 'continue'), true);
+        assert.equal(faults.takeCut(), 0);
+      }
+      faults.reset();
+      assert.equal(faults.takeHtml('read'), false);
+      assert.equal(faults.takeCut(), undefined);
+    });
+
+    it('cut the next stream once by default, after the chunks it says', () => {
+      const faults = new Faults();
+      faults.set({ cut: { afterChunks: 3 } });
+      assert.deepEqual([faults.takeCut(), faults.takeCut()], [3, undefined]);
+    });
+
+    it('merge what is set into what is there, hand out copies, and refuse what is out of range', () => {
+      const faults = new Faults({ latencyMs: 10 });
+      assert.deepEqual(faults.set({ chunkDelayMs: 5 }), { ...noFaults, latencyMs: 10, chunkDelayMs: 5 });
+      const copy = faults.settings;
+      copy.latencyMs = 99;
+      assert.equal(faults.settings.latencyMs, 10, 'a copy changes nothing');
+      assert.throws(() => faults.set({ latencyMs: -1 }), { name: 'ZodError' });
+      assert.throws(() => new Faults({ status: { code: 302 } }), { name: 'ZodError' });
+      assert.equal(faults.settings.latencyMs, 10, 'a refused setting changes nothing');
     });
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ConversationStore, InvalidContinuationToken, pageSize } from '../../src/emulator/store.js';
 import type { Conversation, ListResponse } from '../../src/service/types.js';
 import { ada, createPersona, expectError, inProcess, juniper } from '../support/service.js';
 
@@ -55,5 +56,67 @@ describe('conversation lists', () => {
       'invalid_request',
       /different list/,
     );
+  });
+
+  describe('the store', () => {
+    const conversation = (externalUserId: string, personaId: string | null = null): Conversation => ({
+      conversationId: crypto.randomUUID(),
+      externalUserId,
+      personaId,
+      isDeleted: false,
+      chatMessages: [],
+      chatMessagesCount: 0,
+      chatStarted: false,
+      promptTokens: 0,
+      completionTokens: 0,
+      totalTokens: 0,
+    });
+
+    it('leaves deleted conversations out of every list', () => {
+      const store = new ConversationStore();
+      const kept = store.add(conversation('alice', juniper.personaId));
+      store.add({ ...conversation('alice', juniper.personaId), isDeleted: true });
+      for (const scope of [
+        { kind: 'all' },
+        { kind: 'user', externalUserId: 'alice' },
+        { kind: 'persona', personaId: juniper.personaId },
+      ] as const) {
+        assert.deepEqual(store.list(scope), { data: [kept], continuationToken: null }, scope.kind);
+      }
+      assert.equal(store.size, 2, 'a deleted conversation is still held');
+    });
+
+    it('refuses a token it never issued, one forged for an offset, and one of another list', () => {
+      const store = new ConversationStore();
+      for (let i = 0; i < pageSize + 1; i++) store.add(conversation('alice'));
+      const { continuationToken } = store.list({ kind: 'user', externalUserId: 'alice' });
+      assert.ok(continuationToken);
+      assert.equal(store.list({ kind: 'user', externalUserId: 'alice' }, continuationToken).data.length, 1);
+      const forged = btoa(JSON.stringify({ scope: 'all', offset: -1 }));
+      for (const token of ['abc', forged]) {
+        assert.throws(() => store.list({ kind: 'all' }, token), {
+          message: 'continuationToken is not one this service issued',
+        });
+      }
+      assert.throws(() => store.list({ kind: 'all' }, continuationToken), InvalidContinuationToken);
+      assert.throws(() => store.list({ kind: 'user', externalUserId: 'bob' }, continuationToken), /different list/);
+    });
+
+    it("adds a finished run's messages to the conversation and their tokens to its totals", () => {
+      const store = new ConversationStore();
+      const held = store.add(conversation('alice'));
+      store.appendRun(held, [
+        { role: 'user', content: 'Hi', promptTokens: 1, completionTokens: 0, totalTokens: 1 },
+        { role: 'assistant', content: 'Hello!', promptTokens: 30, completionTokens: 2, totalTokens: 32 },
+      ]);
+      const got = store.get(held.conversationId)!;
+      assert.deepEqual(
+        [got.chatMessagesCount, got.chatStarted, got.promptTokens, got.completionTokens, got.totalTokens],
+        [2, true, 31, 2, 33],
+      );
+      store.clear();
+      assert.equal(store.size, 0);
+      assert.equal(store.get(held.conversationId), undefined);
+    });
   });
 });
