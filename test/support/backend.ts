@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after } from 'node:test';
 import { createEmulator } from '../../src/emulator/app.js';
 import type { Emulator, EmulatorOptions } from '../../src/emulator/app.js';
@@ -176,4 +177,12 @@ export async function expectError(response: Response | Promise<Response>, status
   assert.equal(typeof body.error.retryable, 'boolean');
   assert.match(body.error.requestId, /^[0-9a-f-]{36}$/);
   return { res, body };
+}
+
+/** The backlog of the socket listening on `port`, as the kernel reports it (Linux, with iproute2's ss). */
+export function backlogOf(port: number): number | undefined {
+  const listed = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+  if (listed.status !== 0) return undefined;
+  const [, , sendQ] = listed.stdout.trim().split(/\s+/);
+  return Number(sendQ);
 }

@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { ErrorEnvelope } from '../../src/protocol.js';
+import { limitFlags, timeoutFlags } from '../../src/server/config.js';
+import { backlogOf, tokenSecret } from '../support/backend.js';
+import { apiKey, juniper } from '../support/service.js';
+
+const site = 'https://www.example.com';
+
+describe('persona-chat-server CLI', () => {
+  const cli = fileURLToPath(new URL('../../src/server/cli.ts', import.meta.url));
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', cli, ...args], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      env: { PATH: process.env.PATH, ...env },
+    });
+  const good = {
+    PERSONA_CHAT_SERVICE_URL: 'http://127.0.0.1:4010',
+    PERSONA_CHAT_API_KEY: apiKey,
+    PERSONA_CHAT_PERSONA_ID: juniper.personaId,
+    PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
+    PERSONA_CHAT_ALLOWED_ORIGIN: `${site},https://shop.example.com`,
+  };
+
+  /** The CLI with the good settings and `env` over them, once it says where it listens. */
+  async function startCli(args: string[], env: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+      env: { PATH: process.env.PATH, ...good, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', resolve);
+      child.once('exit', code => reject(new Error(`exited with ${code}`)));
+    });
+    return { child, line, url: line.split(' ')[2]! };
+  }
+
+  it('starts from the environment (the platform’s PORT too), serves the routes, and exits 0 on SIGTERM', async () => {
+    const { child, line, url } = await startCli(['--base-path', '/chat'], {
+      PORT: '0',
+      PERSONA_CHAT_HOST: 'localhost',
+      PERSONA_CHAT_DRAIN_SECONDS: '1',
+    });
+    try {
+      assert.match(line, /^listening on http:\/\/localhost:\d+$/);
+      const res = await fetch(`${url}/chat/session`, {
+        method: 'POST',
+        headers: { origin: 'https://shop.example.com', 'x-persona-chat': '1', 'content-type': 'application/json' },
+        body: '{}',
+      });
+      assert.equal(res.status, 200, 'both listed origins are allowed');
+      assert.ok(!(await res.text()).includes(apiKey));
+      const health = await fetch(`${url}/chat/healthz`);
+      assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      assert.deepEqual(await exited, [0, null], 'a clean exit');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  for (const [name, args, env, message] of [
+    [
+      'no token secret',
+      [],
+      { PERSONA_CHAT_TOKEN_SECRET: '' },
+      /"tokenSecret" \(--token-secret \/ PERSONA_CHAT_TOKEN_SECRET\) is required/,
+    ],
+    ['a short token secret', ['--token-secret', 'too-short'], {}, /"tokenSecret" .* at least 32 bytes/],
+    ['no service URL', [], { PERSONA_CHAT_SERVICE_URL: '' }, /"serviceUrl" \(--service-url .*\) is required/],
+    ['a malformed origin', ['--allowed-origin', 'https://www.example.com/'], {}, /"allowedOrigins" .* exact origins/],
+    ['a null origin', ['--allowed-origin', 'null'], {}, /"allowedOrigins"/],
+    [
+      'a wildcard that is not a subdomain pattern',
+      ['--allowed-origin', 'https://*'],
+      {},
+      /"allowedOrigins" .* takes one wildcard form, a subdomain pattern like https:\/\/\*\.example\.com, not "https:\/\/\*"/,
+    ],
+    ['no persona or model', [], { PERSONA_CHAT_PERSONA_ID: '' }, /"personaId" .* is required \(or system and model\)/],
+    ['a bad delivery', ['--delivery', 'carrier-pigeon'], {}, /"delivery" .* must be sse, http2 or json/],
+    [
+      'a token lifetime the widget would renew at once',
+      ['--token-ttl', '60'],
+      {},
+      /"tokenTtlSeconds" \(--token-ttl \/ PERSONA_CHAT_TOKEN_TTL\) must be a whole number from 120 to 86400/,
+    ],
+    ['an unknown flag', ['--api-keys', 'x'], {}, /Unknown option '--api-keys'/],
+    ['a Redis URL that is not one', ['--redis-url', 'http://cache:6379'], {}, /--redis-url must be a redis:\/\//],
+    ['a lease too short', ['--lease-seconds', '1'], {}, /"leaseSeconds" .* from 3 to 300/],
+    [
+      'a limit of 0',
+      [],
+      { PERSONA_CHAT_MESSAGES_PER_USER_PER_MINUTE: '0' },
+      /"limits.messagesPerUserPerMinute" \(--messages-per-user-per-minute \/ PERSONA_CHAT_MESSAGES_PER_USER_PER_MINUTE\) must be a whole number/,
+    ],
+    ['a timeout that is not a number', ['--idle-timeout-ms', '30s'], {}, /--idle-timeout-ms must be a whole number/],
+    [
+      'a timeout of 0',
+      ['--connect-timeout-ms', '0'],
+      {},
+      /"timeouts.connectMs" \(--connect-timeout-ms \/ PERSONA_CHAT_CONNECT_TIMEOUT_MS\) must be a whole number/,
+    ],
+    [
+      'a SameSite that is not one',
+      [],
+      { PERSONA_CHAT_COOKIE_SAME_SITE: 'relaxed' },
+      /"cookie.sameSite" \(--cookie-same-site \/ PERSONA_CHAT_COOKIE_SAME_SITE\) must be lax, strict or none/,
+    ],
+  ] as const) {
+    it(`stops at start on ${name}, naming the setting`, () => {
+      const result = run([...args, '--port', '0'], { ...good, ...env });
+      assert.equal(result.status, 2, result.stdout + result.stderr);
+      assert.match(result.stderr, message);
+      assert.ok(!result.stderr.includes(apiKey));
+    });
+  }
+
+  it('sets limits by flag and by environment variable', async () => {
+    const { child, url } = await startCli(['--message-max-length', '5'], {
+      PERSONA_CHAT_PORT: '0',
+      PERSONA_CHAT_SESSIONS_PER_VISITOR_PER_MINUTE: '1',
+    });
+    try {
+      const session = (cookie?: string) =>
+        fetch(`${url}/session`, {
+          method: 'POST',
+          headers: {
+            origin: site,
+            'x-persona-chat': '1',
+            'content-type': 'application/json',
+            ...(cookie ? { cookie } : {}),
+          },
+          body: '{}',
+        });
+      const first = await session();
+      assert.equal(first.status, 200);
+      const { token } = (await first.json()) as { token: string };
+      const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+      assert.equal((await session(cookie)).status, 429, 'one session a minute for this visitor');
+      const sent = await fetch(`${url}/conversations/${crypto.randomUUID()}/messages`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': crypto.randomUUID(),
+        },
+        body: JSON.stringify({ message: 'longer than five' }),
+      });
+      assert.equal(sent.status, 400);
+      assert.match(((await sent.json()) as ErrorEnvelope).error.message, /at most 5 characters/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  it('listens with the backlog given by flag or environment variable', async t => {
+    const byFlag = await startCli(['--backlog', '7'], { PERSONA_CHAT_PORT: '0' });
+    const byEnv = await startCli([], { PERSONA_CHAT_PORT: '0', PERSONA_CHAT_BACKLOG: '9' });
+    try {
+      const seen = backlogOf(Number(new URL(byFlag.url).port));
+      if (seen === undefined) return t.skip('ss is not available to read the backlog');
+      assert.equal(seen, 7, 'the flag');
+      assert.equal(backlogOf(Number(new URL(byEnv.url).port)), 9, 'the environment variable');
+    } finally {
+      byFlag.child.kill('SIGKILL');
+      byEnv.child.kill('SIGKILL');
+    }
+  });
+
+  it('documents every flag in --help', () => {
+    const { stdout, status } = run(['--help']);
+    assert.equal(status, 0);
+    for (const flag of [
+      'service-url',
+      'http2-service-url',
+      'api-key',
+      'api-key-header',
+      'routes',
+      'delivery',
+      'persona-id',
+      'system',
+      'model',
+      'token-secret',
+      'token-ttl',
+      'allowed-origin',
+      'base-path',
+      'cookie-same-site',
+      'trust-proxy',
+      'redis-url',
+      'lease-seconds',
+      'drain-seconds',
+      'port',
+      'host',
+      'backlog',
+      ...Object.values(limitFlags),
+      ...Object.values(timeoutFlags),
+      'ping-interval-ms',
+    ]) {
+      assert.match(stdout, new RegExp(`--${flag}\\b`));
+    }
+  });
+});
