@@ -173,6 +173,19 @@ describe('persona-chat-server CLI', () => {
     }
   });
 
+  for (const [args, message] of [
+    [['--trust-proxy', 'some'], /--trust-proxy must be a number of proxies, true or false/],
+    [['--port', '70000'], /--port must be a port number from 0 to 65535/],
+    [['--token-ttl', '10m'], /--token-ttl must be a whole number/],
+  ] as const) {
+    it(`stops at start on ${args.join(' ')}, naming the flag`, () => {
+      const result = run([...args], good);
+      assert.equal(result.status, 2, result.stdout + result.stderr);
+      assert.match(result.stderr, message);
+      assert.match(result.stderr, /^persona-chat-server: [^\n]+\n$/, 'one line, named by the program');
+    });
+  }
+
   it('documents every flag in --help', () => {
     const { stdout, status } = run(['--help']);
     assert.equal(status, 0);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendConfig } from '../../src/server/config.js';
-import { afterNoKeyLeaks, base, setup, siteOrigin } from '../support/backend.js';
+import { afterNoKeyLeaks, base, expectError, setup, siteOrigin } from '../support/backend.js';
 
 describe('the visitor', () => {
   afterNoKeyLeaks();
@@ -54,5 +54,54 @@ describe('the visitor', () => {
     const fresh = await session({}, { cookie: tampered });
     assert.ok(fresh.cookie);
     assert.notEqual(fresh.user.key, first.user.key);
+  });
+
+  /** The Set-Cookie of a session asked for at `url`, with these settings and headers. */
+  async function setCookieOf(backend: Partial<BackendConfig>, url: string, headers: Record<string, string> = {}) {
+    const res = await setup({ backend }).backend.fetch(
+      new Request(url, {
+        method: 'POST',
+        headers: { origin: siteOrigin, 'x-persona-chat': '1', 'content-type': 'application/json', ...headers },
+        body: '{}',
+      }),
+    );
+    assert.equal(res.status, 200);
+    return res.headers.get('set-cookie')!;
+  }
+  const overHttp = `http://chat.example.com${base}/session`;
+  const overHttps = `https://chat.example.com${base}/session`;
+
+  it('marks the cookie Secure over plain HTTP only where a trusted proxy says the request came over HTTPS', async () => {
+    const proto = { 'x-forwarded-proto': 'https, http' };
+    assert.match(await setCookieOf({ trustProxy: 1 }, overHttp, proto), /; Secure;/);
+    assert.doesNotMatch(await setCookieOf({}, overHttp, proto), /Secure/, 'an untrusted header counts for nothing');
+    assert.match(await setCookieOf({ cookie: { secure: true } }, overHttp), /; Secure;/);
+    assert.doesNotMatch(await setCookieOf({ cookie: { secure: false } }, overHttps), /Secure/);
+  });
+
+  it('takes the name and lifetime the site gives the cookie', async () => {
+    const cookie = await setCookieOf({ cookie: { name: 'chat_visitor', maxAgeSeconds: 3600 } }, overHttps);
+    assert.match(cookie, /^chat_visitor=[^;]+; Max-Age=3600; Path=\/persona-chat;/);
+  });
+
+  it("names a visitor the site's identify hook does not know by the cookie, as one without the hook", async () => {
+    const { session } = setup({ backend: { identify: () => undefined } });
+    const first = await session();
+    assert.ok(first.cookie, 'an anonymous cookie');
+    const again = await session({}, { cookie: first.cookie });
+    assert.equal(again.user.key, first.user.key);
+  });
+
+  it('refuses a user id from the identify hook that it cannot use, and gives no token or cookie', async () => {
+    for (const id of ['', 'x'.repeat(257), 42]) {
+      const { request } = setup({ backend: { identify: () => id as string } });
+      const { res, body } = await expectError(
+        request('POST', '/session', { body: {}, headers: { origin: siteOrigin, 'x-persona-chat': '1' } }),
+        500,
+        'internal_error',
+      );
+      assert.equal(res.headers.get('set-cookie'), null, String(id));
+      assert.equal(body.error.message, 'The identify hook returned an unusable user id.');
+    }
   });
 });
