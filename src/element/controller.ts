@@ -1,11 +1,11 @@
 /**
  * @module
- * Everything the element does over the network, turn by turn. `send()` makes a turn at once, with its own
- * AbortController that every step takes (session, conversation, send, stream, refresh); each step checks that the
- * turn is still live before it touches state, and the turn settles exactly once. Turns are sent one at a time, in
- * order. A reply streams from the backend's run of the message; when the stream drops, the turn follows the run
- * again after the last event it saw. Stop tells the backend (the browser going away is not a stop); an element
- * removed from the page cancels everything it started and sends nothing more.
+ * The element's conversation and its turns, as a reactive controller told its callbacks when it is made. `send()`
+ * makes a turn at once, with its own AbortController that every step takes (session, conversation, send, stream,
+ * refresh); each step checks that the turn is still live before it touches state, and the turn settles exactly once.
+ * Turns are sent one at a time, in order; each one's reply is `reply.ts`'s, and the backend's routes `backend.ts`'s.
+ * Stop tells the backend (the browser going away is not a stop); an element removed from the page cancels everything
+ * it started and sends nothing more.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { ConversationDetail, RunView } from '../protocol.js';

@@ -1,3 +1,8 @@
+/**
+ * @module
+ * The element's stylesheet: the launcher's rules, then the panel's, the messages' and the composer's, all reading the
+ * private `--_*` variables that the launcher's `:host` rule takes from the public `--persona-chat-*` properties.
+ */
 import { unsafeCSS } from 'lit';
 import { launcherCss } from './launcher.styles.js';
 

@@ -1,3 +1,9 @@
+/**
+ * @module
+ * `<persona-chat>`: the element class, holding its public properties and methods, the state it draws and its small
+ * handlers. It is made of parts: the conversation (`controller.ts`), the panel (`panel-controller.ts`, `panel.ts`),
+ * the language (`localize-controller.ts`) and what a screen reader hears (`announcer.ts`). `define.ts` registers it.
+ */
 import { LitElement, html, nothing } from 'lit';
 import type { PropertyValues } from 'lit';
 import { ChatController } from './controller.js';
