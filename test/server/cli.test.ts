@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { ErrorEnvelope } from '../../src/protocol.js';
 import { limitFlags, timeoutFlags } from '../../src/server/config.js';
-import { backlogOf, tokenSecret } from '../support/backend.js';
+import { backlogOf, postSession, tokenSecret } from '../support/backend.js';
 import { apiKey, juniper } from '../support/service.js';
 
 const site = 'https://www.example.com';
@@ -127,17 +127,7 @@ describe('persona-chat-server CLI', () => {
       PERSONA_CHAT_SESSIONS_PER_VISITOR_PER_MINUTE: '1',
     });
     try {
-      const session = (cookie?: string) =>
-        fetch(`${url}/session`, {
-          method: 'POST',
-          headers: {
-            origin: site,
-            'x-persona-chat': '1',
-            'content-type': 'application/json',
-            ...(cookie ? { cookie } : {}),
-          },
-          body: '{}',
-        });
+      const session = (cookie?: string) => postSession(url, site, cookie);
       const first = await session();
       assert.equal(first.status, 200);
       const { token } = (await first.json()) as { token: string };

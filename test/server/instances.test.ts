@@ -16,6 +16,7 @@ import { serve } from '@hono/node-server';
 import { createEmulator } from '../../src/emulator/app.js';
 import { resendHeader } from '../../src/protocol.js';
 import type { HealthReport, StreamEvents } from '../../src/protocol.js';
+import { postSession } from '../support/backend.js';
 import { startRedis } from '../support/redis.js';
 import type { RedisServer } from '../support/redis.js';
 import { apiKey, juniper } from '../support/service.js';
@@ -184,16 +185,7 @@ describe('two instances behind a load balancer, one Redis', () => {
   };
 
   async function visitor(cookie?: string) {
-    const res = await call('/session', {
-      method: 'POST',
-      headers: {
-        origin: site,
-        'x-persona-chat': '1',
-        'content-type': 'application/json',
-        ...(cookie ? { cookie } : {}),
-      },
-      body: '{}',
-    });
+    const res = await postSession('', site, cookie, (input, init) => call(String(input), init));
     assert.equal(res.status, 200, `session: ${res.status}`);
     const { token } = (await res.json()) as { token: string };
     const auth = { authorization: `Bearer ${token}` };

@@ -170,12 +170,15 @@ describe('backend over real sockets', () => {
       const seen = await readUntil(res, 3);
       controller.abort();
       const entry = upstream.continues.at(-1)!;
-      await new Promise(resolve => setTimeout(resolve, 300));
+      // The service request ends once the reply is whole, never before: what the service holds when it ends says.
       assert.equal(entry.ended, undefined, 'the service is still read');
+      let heldAtEnd: number | undefined;
+      entry.signal.addEventListener('abort', () => (heldAtEnd = upstream.emulator.store.get(id)!.chatMessagesCount));
       const lastId = seen.ids.at(-1)!;
       const rest = await run(key, 'events', lastId);
       assert.equal(rest.status, 200);
       const text = await rest.text();
+      assert.ok(heldAtEnd === undefined || heldAtEnd === 2, `the service request ended early (${heldAtEnd})`);
       const list = parseEvents(text);
       assert.deepEqual(list[0], { event: 'meta', data: { conversationId: id, key, attempt: 1 } });
       assert.equal(list.at(-1)!.event, 'done');

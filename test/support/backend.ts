@@ -186,3 +186,20 @@ export function backlogOf(port: number): number | undefined {
   const [, , sendQ] = listed.stdout.trim().split(/\s+/);
   return Number(sendQ);
 }
+
+/**
+ * `POST {url}/session` over real HTTP, as a page of `origin` asks for one (with the visitor's cookie, when it has
+ * one); `fetcher` is the way there (a proxy, a balancer), `fetch` by default.
+ */
+export function postSession(url: string, origin: string, cookie?: string, fetcher: typeof fetch = fetch) {
+  return fetcher(`${url}/session`, {
+    method: 'POST',
+    headers: {
+      origin,
+      'x-persona-chat': '1',
+      'content-type': 'application/json',
+      ...(cookie ? { cookie } : {}),
+    },
+    body: '{}',
+  });
+}

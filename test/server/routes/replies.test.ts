@@ -314,10 +314,14 @@ describe('backend replies', () => {
       // The browser goes away: its request is aborted. (Cancelling a tee'd body waits for the other branch.)
       controller.abort();
       void reader.cancel();
-      await new Promise(resolve => setTimeout(resolve, 50));
-      assert.equal(continues()[0]!.signal.aborted, false, 'the upstream request goes on');
+      // The upstream request ends once the reply is whole, never before: what the service holds when it ends says.
+      const { signal } = continues()[0]!;
+      assert.equal(signal.aborted, false, 'the upstream request goes on');
+      let heldAtEnd: number | undefined;
+      signal.addEventListener('abort', () => (heldAtEnd = emulator.store.get(id)!.chatMessagesCount));
       const rest = await events(await api('GET', `/conversations/${id}/runs/${key}/events`, token));
       assert.equal(rest.at(-1)!.event, 'done');
+      assert.ok(heldAtEnd === undefined || heldAtEnd === 2, `the upstream request ended early (${heldAtEnd})`);
       assert.equal(emulator.store.get(id)!.chatMessagesCount, 2, 'the service stored the run');
     });
 
