@@ -27,7 +27,9 @@ const cases: [question: string, shows: string][] = [
   ['tent returns in fences', ''],
 ];
 
-describe('<persona-chat> with hostile replies', () => {
+describe('<persona-chat> with hostile replies', function () {
+  // Each case streams a long reply, sends again and reloads: on a loaded machine that takes more than the default.
+  this.timeout(40_000);
   beforeEach(resetAll);
 
   for (const [question, shows] of cases) {

@@ -8,7 +8,10 @@ import { Harness, juniper, oneEvent, resetAll } from './harness.js';
 
 /** The panel once it shows the strings of `language` (its `lang` says which strings it shows). */
 async function inLanguage(h: Harness, language: string) {
-  await waitUntil(() => h.root.querySelector(`[part="panel"][lang="${language}"]`), `the panel in ${language}`);
+  // The table is a chunk of its own, which a loaded machine can take a few seconds to serve.
+  await waitUntil(() => h.root.querySelector(`[part="panel"][lang="${language}"]`), `the panel in ${language}`, {
+    timeout: 8000,
+  });
   await h.el.updateComplete;
   return h.root.querySelector<HTMLElement>('[part="panel"]')!;
 }
