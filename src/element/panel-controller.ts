@@ -17,12 +17,6 @@ export interface PanelHost extends ReactiveControllerHost, HTMLElement {
   readonly renderRoot: HTMLElement | DocumentFragment;
 }
 
-/** The state the focus follows: the reply whose comment box is open, and the history view's list. */
-export interface FocusState {
-  commenting: string | null;
-  history: HistoryList | undefined;
-}
-
 export class PanelController implements ReactiveController {
   readonly #host: PanelHost;
   /** Below this width the floating panel covers the page, and is modal. */
@@ -69,18 +63,18 @@ export class PanelController implements ReactiveController {
   }
 
   /**
-   * Moves the focus after an update whose `changes` (the properties' values before) touched `now`: into a comment
-   * box or a rename field that opened, back to what opened one that closed, to the list when a conversation went.
+   * Moves the focus after an update whose `changes` (the properties' values before) touched what it follows, now
+   * `commenting` (the reply whose comment box is open) and `list` (the history view's): into a comment box or a
+   * rename field that opened, back to what opened one that closed, to the list's heading when a conversation went.
    */
-  refocus(changes: Map<PropertyKey, unknown>, now: FocusState) {
+  refocus(changes: Map<PropertyKey, unknown>, commenting: string | null, list: HistoryList | undefined) {
     if (changes.has('commenting')) {
       const before = changes.get('commenting') as string | null | undefined;
-      if (now.commenting) this.#find('.comment textarea')?.focus();
+      if (commenting) this.#find('.comment textarea')?.focus();
       else if (before) this.#find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
     }
     if (changes.has('history')) {
       const before = changes.get('history') as HistoryList | undefined;
-      const list = now.history;
       if (list?.renaming && list.renaming !== before?.renaming) this.#find('.rename input')?.focus();
       else if (list?.deleting && list.deleting !== before?.deleting) this.#find('.confirm [data-cancel]')?.focus();
       else if (list && before && list.items.length < before.items.length) this.#find('#history-heading')?.focus();

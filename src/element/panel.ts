@@ -23,13 +23,13 @@ const closeIcon = icon('M6 6l12 12M18 6L6 18');
 const historyIcon = icon('M4 6h16M4 12h16M4 18h10');
 const newIcon = icon('M12 5v14M5 12h14');
 
-/** What the visitor can do in the panel, outside the messages (whose actions are the context's); each takes its event. */
+/**
+ * What the visitor can do in the panel beyond the element's public methods and the messages' own actions (the
+ * context's); each takes its event.
+ */
 export interface PanelActions {
-  toggle(): void;
-  hide(): void;
   toggleHistory(): void;
   newConversation(): void;
-  send(text: string): void;
   scrolled(): void;
   click(event: Event): void;
   submit(event: Event): void;
@@ -39,15 +39,26 @@ export interface PanelActions {
   jump(): void;
 }
 
-/** Everything the panel shows, as the element has it at one render. */
+/** The element, by what the panel reads of its public properties and calls of its public methods. */
+export interface PanelHost {
+  open: boolean;
+  subheading: string;
+  greeting: string;
+  starters: string[];
+  noHistory: boolean;
+  endpoint: string;
+  toggle(): Promise<void>;
+  hide(): Promise<void>;
+  send(text: string): Promise<unknown>;
+  requestUpdate(): void;
+}
+
+/** What else the panel shows, as the element has it at one render: its drawn state and what it derives. */
 export interface PanelView {
-  /** Whose messages these are: the key of their kept views (`messages.ts`). */
-  owner: object;
   strings: Strings;
   context: RenderContext;
   state: ChatState;
   inline: boolean;
-  open: boolean;
   /** Replies that finished while the panel was closed. */
   unread: number;
   language: string;
@@ -55,10 +66,6 @@ export interface PanelView {
   dir: string | typeof nothing;
   /** The panel's heading level. */
   level: number;
-  subheading: string;
-  greeting: string;
-  starters: string[];
-  noHistory: boolean;
   /** The history view, while it is shown. */
   history: unknown;
   draft: string;
@@ -66,8 +73,6 @@ export interface PanelView {
   pinned: boolean;
   /** The error notice, if any. */
   error: string;
-  /** Whether the element has an endpoint to talk to. */
-  configured: boolean;
   /** A turn is being answered or waits: the send button is Stop. */
   busy: boolean;
   /** The turn Retry applies to, if any. */
@@ -75,9 +80,11 @@ export interface PanelView {
   on: PanelActions;
 }
 
-export function renderPanel(view: PanelView) {
-  const { strings: t, inline, open } = view;
-  const content = renderContent(view);
+/** The launcher and the panel of `host`; its messages' views are kept under it (`messages.ts`). */
+export function renderPanel(host: PanelHost, view: PanelView) {
+  const { strings: t, inline } = view;
+  const { open } = host;
+  const content = renderContent(host, view);
   return html`
       ${
         inline
@@ -88,7 +95,7 @@ export function renderPanel(view: PanelView) {
               aria-label=${open ? t.close : view.unread ? `${t.open}: ${t.unread(view.unread)}` : t.open}
               aria-expanded=${open ? 'true' : 'false'}
               aria-controls="panel"
-              @click=${view.on.toggle}
+              @click=${() => host.toggle()}
             >
               ${open ? closeIcon : chatIcon}
               ${view.unread && !open ? html`<span class="badge" part="unread-badge" aria-hidden="true">${view.unread}</span>` : nothing}
@@ -108,12 +115,12 @@ export function renderPanel(view: PanelView) {
               dir=${view.dir}
               aria-label=${t.heading}
               ?hidden=${!open}
-              @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && view.on.hide()}
+              @keydown=${(e: KeyboardEvent) => e.key === 'Escape' && host.hide()}
               @cancel=${(e: Event) => {
                 e.preventDefault();
-                view.on.hide();
+                void host.hide();
               }}
-              @close=${(e: Event) => !(e.target as HTMLDialogElement).open && open && view.on.hide()}
+              @close=${(e: Event) => !(e.target as HTMLDialogElement).open && host.open && host.hide()}
             >
               ${content}
             </dialog>`
@@ -122,7 +129,7 @@ export function renderPanel(view: PanelView) {
 }
 
 /** The panel's content, the same inline and floating. */
-function renderContent(view: PanelView) {
+function renderContent(host: PanelHost, view: PanelView) {
   const { strings: t, state, context, on, draft, history, busy } = view;
   const empty = !state.history.length && !state.turns.length;
   const replying = Boolean(activeTurn(state));
@@ -131,10 +138,10 @@ function renderContent(view: PanelView) {
         <header part="header">
           <div class="titles">
             ${heading(view.level, t.heading)}
-            ${view.subheading ? html`<p>${view.subheading}</p>` : nothing}
+            ${host.subheading ? html`<p>${host.subheading}</p>` : nothing}
           </div>
           ${
-            view.noHistory
+            host.noHistory
               ? nothing
               : html`<button
                   type="button"
@@ -157,7 +164,7 @@ function renderContent(view: PanelView) {
           >
             ${newIcon}
           </button>
-          ${view.inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${on.hide}>${closeIcon}</button>`}
+          ${view.inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => host.hide()}>${closeIcon}</button>`}
         </header>
         ${history ?? nothing}
         <div
@@ -170,21 +177,21 @@ function renderContent(view: PanelView) {
           @scroll=${on.scrolled}
           @click=${on.click}
         >
-          ${view.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${view.greeting}</div>` : nothing}
+          ${host.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${host.greeting}</div>` : nothing}
           ${
-            empty && view.starters.length
+            empty && host.starters.length
               ? html`<div class="starters" role="group" aria-label=${t.suggestions}>
-                  ${view.starters.map(
+                  ${host.starters.map(
                     text =>
-                      html`<button type="button" class="starter" part="starter" @click=${() => on.send(text)}>${text}</button>`,
+                      html`<button type="button" class="starter" part="starter" @click=${() => host.send(text).catch(() => {})}>${text}</button>`,
                   )}
                 </div>`
               : nothing
           }
-          ${renderEntries(view)}
+          ${renderEntries(host, view)}
           ${!view.pinned && replying ? html`<button type="button" class="jump" @click=${on.jump}>${t.newMessages}</button>` : nothing}
         </div>
-        ${!view.configured && !view.error ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>` : nothing}
+        ${!host.endpoint && !view.error ? html`<div class="error" part="error" role="alert">${t.errorConfig}</div>` : nothing}
         ${view.error ? html`<div class="error" part="error" role="alert">${view.error}</div>` : nothing}
         <form part="composer" ?hidden=${Boolean(history)} @submit=${on.submit}>
           <textarea
@@ -214,7 +221,7 @@ function renderContent(view: PanelView) {
  * cost of comparing references: a keystroke or a streaming frame costs the same under 500 messages as under none.
  * Entries only come and go at the end (or all at once), so drawing them in place is enough.
  */
-function renderEntries({ owner, state, retryable, context }: PanelView) {
+function renderEntries(owner: PanelHost, { state, retryable, context }: PanelView) {
   const { strings, speaker, locale, headingLevel, commenting, thanked } = context;
   const around = [strings, speaker, locale, headingLevel];
   const draw = (subject: HistoryItem | Turn, turn: boolean) =>

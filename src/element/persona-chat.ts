@@ -336,7 +336,7 @@ export class PersonaChat extends LitElement {
     }
     if (this.pinned && this.#list) this.#list.scrollTop = this.#list.scrollHeight;
     const changes = changed as Map<string, unknown>;
-    this.#panel.refocus(changes, { commenting: this.commenting, history: this.history });
+    this.#panel.refocus(changes, this.commenting, this.history);
     if (changes.has('draft')) this.#announcer.countDown(this.draft.length);
     // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
     if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#announcer.say(this.#text.typing);
@@ -480,8 +480,7 @@ export class PersonaChat extends LitElement {
   override render() {
     const t = this.#text;
     const language = this.#localize.shown.language;
-    return renderPanel({
-      owner: this,
+    return renderPanel(this, {
       strings: t,
       context: {
         strings: t,
@@ -494,15 +493,10 @@ export class PersonaChat extends LitElement {
       },
       state: this.#chat.state,
       inline: this.#inline,
-      open: this.open,
       unread: this.unread,
       language,
       dir: this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr',
       level: this.#level,
-      subheading: this.subheading,
-      greeting: this.greeting,
-      starters: this.starters,
-      noHistory: this.noHistory,
       history: this.history
         ? this.#shownHistory?.render(
             { html, nothing },
@@ -516,7 +510,6 @@ export class PersonaChat extends LitElement {
       draft: this.draft,
       pinned: this.pinned,
       error: this.errorMessage,
-      configured: Boolean(this.endpoint),
       busy: this.#busy,
       retryable: this.#chat.retryable(),
       on: this.#actions,
@@ -525,11 +518,8 @@ export class PersonaChat extends LitElement {
 
   /** What the panel's controls do. */
   readonly #actions: PanelActions = {
-    toggle: () => void this.toggle(),
-    hide: () => void this.hide(),
     toggleHistory: () => void this.#toggleHistory(),
     newConversation: () => void this.newConversation().then(() => this.#input?.focus()),
-    send: text => void this.send(text).catch(() => {}),
     scrolled: () => {
       const list = this.#list;
       if (list) this.pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 40;

@@ -38,7 +38,7 @@ class PanelHost extends LitElement {
   }
 
   protected override updated(changed: Map<PropertyKey, unknown>) {
-    this.panel.refocus(changed, { commenting: this.commenting, history: this.history });
+    this.panel.refocus(changed, this.commenting, this.history);
   }
 }
 customElements.define('panel-host', PanelHost);

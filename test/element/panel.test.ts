@@ -3,22 +3,36 @@
 import { expect } from '@open-wc/testing';
 import { nothing, render } from 'lit';
 import { renderPanel } from '../../src/element/panel.js';
-import type { PanelActions, PanelView } from '../../src/element/panel.js';
+import type { PanelActions, PanelHost, PanelView } from '../../src/element/panel.js';
 import { initialState } from '../../src/element/state.js';
 import type { ChatState, HistoryItem } from '../../src/element/state.js';
 import { en } from '../../src/element/strings.js';
 
-/** A view with every control recording its call, changed by `more`; drawn into a fresh container. */
-function draw(more: Partial<PanelView> = {}) {
+/**
+ * A host and a view with every control recording its call, changed by `more` (the host's properties among them);
+ * drawn into a fresh container.
+ */
+function draw(more: Partial<PanelView> & Partial<Omit<PanelHost, 'toggle' | 'hide' | 'send' | 'requestUpdate'>> = {}) {
   const calls: [string, ...unknown[]][] = [];
-  const on = new Proxy({} as PanelActions, {
-    get:
-      (_, name: string) =>
-      (...args: unknown[]) =>
-        void calls.push([name, ...args.filter(arg => typeof arg === 'string')]),
-  });
+  const record =
+    (name: string) =>
+    (...args: unknown[]) =>
+      void calls.push([name, ...args.filter(arg => typeof arg === 'string')]);
+  const on = new Proxy({} as PanelActions, { get: (_, name: string) => record(name) });
+  const { open = true, subheading = '', greeting = '', starters = [], noHistory = false, endpoint = '/chat' } = more;
+  const host: PanelHost = {
+    open,
+    subheading,
+    greeting,
+    starters,
+    noHistory,
+    endpoint,
+    toggle: async () => record('toggle')(),
+    hide: async () => record('hide')(),
+    send: async (text: string) => record('send')(text),
+    requestUpdate: () => {},
+  };
   const view: PanelView = {
-    owner: {},
     strings: en,
     context: {
       strings: en,
@@ -31,27 +45,21 @@ function draw(more: Partial<PanelView> = {}) {
     },
     state: initialState,
     inline: false,
-    open: true,
     unread: 0,
     language: 'en',
     dir: nothing,
     level: 2,
-    subheading: '',
-    greeting: '',
-    starters: [],
-    noHistory: false,
     history: undefined,
     draft: '',
     pinned: true,
     error: '',
-    configured: true,
     busy: false,
     retryable: undefined,
     on,
     ...more,
   };
   const root = document.createElement('div');
-  render(renderPanel(view), root);
+  render(renderPanel(host, view), root);
   const find = <T extends Element = HTMLElement>(selector: string) => root.querySelector<T>(selector);
   return { root, find, calls };
 }
@@ -125,12 +133,10 @@ describe('the panel templates', () => {
   });
 
   it('show the error, or that the element has no endpoint', () => {
-    const errors = (view: Partial<PanelView>) => [...draw(view).root.querySelectorAll('[part="error"]')];
+    const errors = (view: Parameters<typeof draw>[0]) => [...draw(view).root.querySelectorAll('[part="error"]')];
     expect(errors({}).length).to.equal(0);
-    expect(errors({ configured: false }).map(e => e.textContent)).to.deep.equal([en.errorConfig]);
-    expect(errors({ configured: false, error: en.errorNetwork }).map(e => e.textContent)).to.deep.equal([
-      en.errorNetwork,
-    ]);
+    expect(errors({ endpoint: '' }).map(e => e.textContent)).to.deep.equal([en.errorConfig]);
+    expect(errors({ endpoint: '', error: en.errorNetwork }).map(e => e.textContent)).to.deep.equal([en.errorNetwork]);
     expect(errors({ error: en.errorBusy })[0]!.getAttribute('role')).to.equal('alert');
   });
 
