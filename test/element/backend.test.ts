@@ -3,6 +3,7 @@
 import { expect, waitUntil } from '@open-wc/testing';
 import { Backend } from '../../src/element/backend.js';
 import { PersonaChatError } from '../../src/element/errors.js';
+import { envelope } from './scripted-backend.js';
 
 interface Seen {
   method: string;
@@ -40,9 +41,6 @@ function fake(answer: (seen: Seen) => Response | Promise<Response>) {
   const backend = new Backend({ endpoint, personaId: '', fetch: transport });
   return { backend, seen: () => seen.filter(s => s.path !== '/session'), sessions: () => tokens };
 }
-
-const envelope = (code: string, status: number, retryable = false) =>
-  Response.json({ error: { code, message: 'No.', retryable, requestId: 'r' } }, { status });
 
 describe('the backend client', () => {
   it('sends the session token, and on token_expired gets a new one once and repeats the same request', async () => {

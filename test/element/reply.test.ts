@@ -8,6 +8,7 @@ import type { ReplyOptions } from '../../src/element/reply.js';
 import type { ChatEvent } from '../../src/element/state.js';
 import { TurnHandle, isAbort } from '../../src/element/turn.js';
 import { PersonaChatError } from '../../src/element/errors.js';
+import { body, envelope, eventStream, frame } from './scripted-backend.js';
 
 interface Seen {
   method: string;
@@ -16,22 +17,12 @@ interface Seen {
   body: unknown;
 }
 
-const frame = (event: string, data: unknown, id?: string) =>
-  `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-
 /** A stream of `frames`; it stays open after them unless `end`. */
 function stream(frames: string[], end = true) {
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const text of frames) controller.enqueue(new TextEncoder().encode(text));
-      if (end) controller.close();
-    },
-  });
-  return new Response(body, { headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
+  const written = body(...frames);
+  if (end) written.end();
+  return eventStream(written.stream);
 }
-
-const envelope = (code: string, status: number, retryable: boolean) =>
-  Response.json({ error: { code, message: 'No.', retryable, requestId: 'r' } }, { status });
 
 const meta = (attempt = 1) => frame('meta', { conversationId: 'c1', key: 'k1', attempt });
 const done = (id: string) => frame('done', { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage: null }, id);

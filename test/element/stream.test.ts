@@ -6,6 +6,7 @@ import { PersonaChatError } from '../../src/element/errors.js';
 import type { FetchLike } from '../../src/element/session.js';
 import { readStream } from '../../src/element/stream.js';
 import { isAbort } from '../../src/element/turn.js';
+import { body, eventStream, frame } from './scripted-backend.js';
 
 const url = '/persona-chat/conversations/c1/messages';
 const init = {
@@ -13,34 +14,6 @@ const init = {
   headers: { 'content-type': 'application/json', authorization: 'Bearer t1' },
   body: JSON.stringify({ message: 'Do you rent tents?' }),
 };
-
-/** One server-sent event, as the backend writes it. */
-const frame = (event: string, data: unknown, id?: string) =>
-  `event: ${event}\n${id ? `id: ${id}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
-
-/**
- * A response body written by the test: `frames` at once, then whatever the test pushes, until it ends it or cuts it.
- * It fails as a real one does when its request is aborted.
- */
-function body(...frames: string[]) {
-  const encoder = new TextEncoder();
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      for (const text of frames) c.enqueue(encoder.encode(text));
-    },
-  });
-  return {
-    stream,
-    push: (...more: string[]) => more.forEach(text => controller.enqueue(encoder.encode(text))),
-    end: () => controller.close(),
-    cut: (error: unknown = new TypeError('network error')) => controller.error(error),
-  };
-}
-
-const eventStream = (stream: ReadableStream<Uint8Array>) =>
-  new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
 
 /** A fetch that answers every request with `answer`, and records what it was asked. */
 function scripted(answer: (signal: AbortSignal) => Response | Promise<Response>) {
