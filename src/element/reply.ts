@@ -45,7 +45,7 @@ const pauses = [500, 1000, 2000, 4000, 4000];
  * connection, a lost network): the message is sent again with its key, on its own, and the backend looks in the
  * service's history first. What the service refused, and the visitor's own limits, wait for Retry.
  */
-export const recoverable = (error: unknown) =>
+const recoverable = (error: unknown) =>
   error instanceof PersonaChatError &&
   error.retryable &&
   !/^(upstream_error|upstream_unavailable|rate_limited|too_many_sessions)$/.test(error.code);
