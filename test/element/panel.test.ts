@@ -17,7 +17,13 @@ function draw(more: Partial<PanelView> & Partial<Omit<PanelHost, 'toggle' | 'hid
   const record =
     (name: string) =>
     (...args: unknown[]) =>
-      void calls.push([name, ...args.filter(arg => typeof arg === 'string')]);
+      void calls.push([
+        name,
+        // What was typed, for an input; the strings a control was called with otherwise.
+        ...args
+          .map(arg => (arg instanceof Event && arg.type === 'input' ? (arg.target as HTMLTextAreaElement).value : arg))
+          .filter(arg => typeof arg === 'string'),
+      ]);
   const on = new Proxy({} as PanelActions, { get: (_, name: string) => record(name) });
   const { open = true, subheading = '', greeting = '', starters = [], noHistory = false, endpoint = '/chat' } = more;
   const host: PanelHost = {
@@ -159,6 +165,12 @@ describe('the panel templates', () => {
     input.value = 'Hello there';
     input.dispatchEvent(new Event('input'));
     find('form')!.dispatchEvent(new Event('submit', { cancelable: true }));
-    expect(calls).to.deep.equal([['toggleHistory'], ['newConversation'], ['hide'], ['input'], ['submit']]);
+    expect(calls).to.deep.equal([
+      ['toggleHistory'],
+      ['newConversation'],
+      ['hide'],
+      ['input', 'Hello there'],
+      ['submit'],
+    ]);
   });
 });
