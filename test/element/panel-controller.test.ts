@@ -50,6 +50,10 @@ const list = (items: { id: string; name: string }[], more: Partial<HistoryList> 
 
 describe('PanelController', () => {
   it('shows the dialog beside the page while the host is open, and closes it when it is not', async () => {
+    // The suite's files share one window in WebKit: it is made wide here, whatever a file before left it at, and
+    // media queries follow a new size at a later frame.
+    await setViewport({ width: 800, height: 600 }).catch(() => {});
+    await waitUntil(() => !matchMedia('(max-width: 480px)').matches, 'the viewport is wide');
     const host = await fixture<PanelHost>(html`<panel-host></panel-host>`);
     expect(dialog(host).open).to.equal(false);
     host.open = true;

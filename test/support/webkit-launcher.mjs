@@ -204,7 +204,12 @@ export class WebKitLauncher {
           });
         const [, , dx, dy] = await inner();
         await this.#command('POST', '/window/rect', { width: width + dx, height: height + dy });
-        const [w, h] = await inner();
+        // With no window manager on the display, the window may take its new size a little later: it is waited for.
+        let [w, h] = await inner();
+        for (let tries = 0; tries < 50 && (w !== width || h !== height); tries++) {
+          await new Promise(resolve => setTimeout(resolve, 40));
+          [w, h] = await inner();
+        }
         if (w !== width || h !== height)
           throw new Error(`webkit launcher: the viewport is ${w}x${h}, not ${width}x${height}`);
       },
