@@ -1,14 +1,15 @@
 /**
  * @module
- * One reply stream of the backend, read with fetch-event-source and set up so that it never sends anything twice:
- * no retries of its own (the controller decides what to do after a failure), and no reconnect when the tab is
- * hidden. The library resolves when its signal aborts; this wrapper rejects with the AbortError instead, so that
- * no code after an abort runs as if the stream had ended.
+ * One reply stream of the backend: one request, its events read by fetch-event-source's parser. Nothing is ever sent
+ * twice: there are no retries here (the reply follower decides what to do after a failure), and none of the
+ * reconnects that fetch-event-source's own request loop makes when a tab is hidden or a request fails, since that
+ * loop is not used. An abort rejects with the AbortError, so that no code after an abort runs as if the stream had
+ * ended.
  */
-import { fetchEventSource } from '@microsoft/fetch-event-source';
+import { getBytes, getLines, getMessages } from '@microsoft/fetch-event-source/lib/esm/parse.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import type { FetchLike } from './session.js';
-import { abortError } from './turn.js';
+import { abortError, untilAborted } from './turn.js';
 
 export interface StreamHandlers {
   /** The backend took the request: the stream is open. */
@@ -30,40 +31,42 @@ export async function readStream(
 ): Promise<boolean> {
   if (signal.aborted) throw abortError();
   let terminal = false;
+  const onMessage = getMessages(
+    () => {},
+    () => {},
+    message => {
+      if (signal.aborted || terminal || !message.event) return;
+      let data: unknown;
+      try {
+        data = JSON.parse(message.data || '{}');
+      } catch {
+        throw new PersonaChatError('bad_response', 'A reply event was not JSON.', true);
+      }
+      terminal = handlers.event(message.event, data, message.id || null);
+    },
+  );
+  // The request's own signal, aborted once the reading is over however it ended (an abort, an event that was not
+  // JSON), so that the connection closes.
+  const request = new AbortController();
+  const read = async () => {
+    const headers = { accept: 'text/event-stream', ...init.headers };
+    const response = await fetch(url, { ...init, headers, signal: request.signal });
+    if (!response.ok || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      throw response.ok
+        ? new PersonaChatError('bad_response', 'The reply was not a stream.', true)
+        : await errorFromResponse(response);
+    }
+    if (!signal.aborted) handlers.open?.();
+    await getBytes(response.body!, getLines(onMessage));
+  };
   try {
-    await fetchEventSource(url, {
-      ...init,
-      signal,
-      // Hidden tabs keep their stream: the library would otherwise abort it and send the request again.
-      openWhenHidden: true,
-      fetch,
-      onopen: async response => {
-        if (response.ok && response.headers.get('content-type')?.startsWith('text/event-stream')) {
-          if (!signal.aborted) handlers.open?.();
-          return;
-        }
-        throw response.ok
-          ? new PersonaChatError('bad_response', 'The reply was not a stream.', true)
-          : await errorFromResponse(response);
-      },
-      onmessage: message => {
-        if (signal.aborted || terminal || !message.event) return;
-        let data: unknown;
-        try {
-          data = JSON.parse(message.data || '{}');
-        } catch {
-          throw new PersonaChatError('bad_response', 'A reply event was not JSON.', true);
-        }
-        terminal = handlers.event(message.event, data, message.id || null);
-      },
-      onerror: error => {
-        // Rethrowing stops the library's retry loop.
-        throw error;
-      },
-    });
+    // An abort ends the reading at once, even through a transport that does not pass the signal on.
+    await untilAborted(read(), signal);
   } catch (error) {
     if (signal.aborted) throw abortError();
     throw error instanceof PersonaChatError ? error : networkError(error);
+  } finally {
+    request.abort();
   }
   if (signal.aborted) throw abortError();
   return terminal;

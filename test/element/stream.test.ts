@@ -149,8 +149,8 @@ describe('readStream', () => {
     }
   });
 
-  it('rejects with bad_response at an event whose data is not JSON', async () => {
-    const { fetch } = scripted(() =>
+  it('rejects with bad_response at an event whose data is not JSON, and closes the stream', async () => {
+    const { fetch, calls } = scripted(() =>
       eventStream(
         body(
           frame('delta', { text: 'Yes' }, '1-1'),
@@ -166,6 +166,7 @@ describe('readStream', () => {
     expect(error).to.be.instanceOf(PersonaChatError);
     expect([error.code, error.retryable]).to.deep.equal(['bad_response', true]);
     expect(log).to.deep.equal(['open', 'delta {"text":"Yes"} 1-1']);
+    expect(calls[0]!.init.signal!.aborted, 'the request is given up, and its connection with it').to.equal(true);
   });
 
   it('rejects with network_error when the backend cannot be reached or the stream is cut', async () => {
