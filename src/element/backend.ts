@@ -118,18 +118,6 @@ export class Backend {
     return { data, next };
   }
 
-  async renameConversation(id: string, name: string): Promise<void> {
-    await this.request(conversationPath(id), {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name }),
-    });
-  }
-
-  async deleteConversation(id: string): Promise<void> {
-    await this.request(conversationPath(id), { method: 'DELETE' });
-  }
-
   /** Keeps a thumbs up (1) or down (-1) on a reply, with an optional comment; sent even when the page is closing. */
   async sendFeedback(conversationId: string, messageId: string, score: 1 | -1, comment?: string): Promise<void> {
     await this.request(conversationPath(conversationId, 'messages', messageId, 'feedback'), {

@@ -307,12 +307,6 @@ export class ChatController implements ReactiveController {
     await this.backend.sendFeedback(conversationId, messageId, value === 'up' ? 1 : -1, comment);
   }
 
-  /** Deletes a conversation; the one shown gives way to a new one. */
-  async deleteConversation(id: string): Promise<void> {
-    await this.backend.deleteConversation(id);
-    if (id === this.state.conversationId) this.newConversation();
-  }
-
   /**
    * Shows another of the visitor's conversations. The replies of the one left go on at the backend (they are not
    * stopped), and a running reply of the one opened is followed.

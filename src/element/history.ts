@@ -38,15 +38,22 @@ export interface HistoryHost {
   say(text: string): void;
 }
 
-/** What the view needs of the conversations: the backend's requests, and the controller's delete. */
+/**
+ * What the view needs of the conversations: the backend's list and its authenticated requests (a rename or a delete
+ * is asked here, so that its code comes with the view's), the conversation shown, and a way to leave it.
+ */
 export interface Conversations {
   backend: {
     listConversations(cursor?: string | null): Promise<ConversationList>;
-    renameConversation(id: string, name: string): Promise<void>;
+    request(path: string, init?: RequestInit): Promise<Response>;
   };
-  /** Deletes a conversation; the one shown gives way to a new one. */
-  deleteConversation(id: string): Promise<void>;
+  readonly state: { conversationId: string | null };
+  /** Forgets the conversation shown; the next message starts a new one. */
+  newConversation(): void;
 }
+
+/** A conversation's path at the backend. */
+const pathOf = (id: string) => `/conversations/${encodeURIComponent(id)}`;
 
 const units: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 86_400],
@@ -106,14 +113,7 @@ export class HistoryView {
     this.#set({ loading: true });
     this.host.say(this.host.strings().loadingConversations);
     await this.#change(async () => {
-      const read: ConversationSummary[] = [];
-      let next = cursor;
-      for (let count = 0; count < 100;) {
-        const page = await this.conversations.backend.listConversations(next);
-        read.push(...page.data);
-        count += page.data.length || 10;
-        if (!(next = page.next)) break;
-      }
+      const { data: read, next } = await this.conversations.backend.listConversations(cursor);
       const shown = this.host.list()?.items ?? [];
       const items = [
         ...shown,
@@ -143,7 +143,11 @@ export class HistoryView {
 
   #rename(id: string, name: string) {
     return this.#change(async () => {
-      await this.conversations.backend.renameConversation(id, name.trim());
+      await this.conversations.backend.request(pathOf(id), {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: name.trim() }),
+      });
       const items = this.host.list()?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
       return { items, renaming: null };
     });
@@ -151,7 +155,9 @@ export class HistoryView {
 
   #remove(id: string) {
     return this.#change(async () => {
-      await this.conversations.deleteConversation(id);
+      await this.conversations.backend.request(pathOf(id), { method: 'DELETE' });
+      // The conversation shown gives way to a new one.
+      if (id === this.conversations.state.conversationId) this.conversations.newConversation();
       this.#deleted.add(id);
       return { items: this.host.list()?.items.filter(item => item.id !== id), deleting: null };
     });

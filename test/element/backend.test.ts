@@ -1,7 +1,7 @@
 // The backend client on its own, with a transport written here: what it sends, and what it makes of each answer.
 // The suites of the element (turns, resume, history) drive it against the real backend.
 import { expect, waitUntil } from '@open-wc/testing';
-import { Backend } from '../../src/element/backend.js';
+import { Backend, conversationPath } from '../../src/element/backend.js';
 import { PersonaChatError } from '../../src/element/errors.js';
 import { envelope } from './scripted-backend.js';
 
@@ -60,7 +60,9 @@ describe('the backend client', () => {
 
   it('throws the error the backend said, a network failure as network_error, and a caller’s abort as an abort', async () => {
     const refused = fake(() => envelope('conversation_not_found', 404));
-    const error = (await refused.backend.renameConversation('c 1', 'Tents').catch(e => e)) as PersonaChatError;
+    const error = (await refused.backend
+      .request(conversationPath('c 1'), { method: 'PATCH', body: '{"name":"Tents"}' })
+      .catch((e: unknown) => e)) as PersonaChatError;
     expect(error).to.be.instanceOf(PersonaChatError);
     expect([error.code, error.retryable, error.status]).to.deep.equal(['conversation_not_found', false, 404]);
     expect(refused.seen()[0]!.path).to.equal('/conversations/c%201', 'each part of a path is encoded');
