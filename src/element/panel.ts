@@ -93,7 +93,7 @@ export function renderPanel(host: PanelHost, view: PanelView) {
               class="launcher"
               part="launcher"
               aria-label=${open ? t.close : view.unread ? `${t.open}: ${t.unread(view.unread)}` : t.open}
-              aria-expanded=${open ? 'true' : 'false'}
+              aria-expanded=${open}
               aria-controls="panel"
               @click=${() => host.toggle()}
             >
@@ -149,7 +149,7 @@ function renderContent(host: PanelHost, view: PanelView) {
                   part="history-button"
                   aria-label=${t.conversations}
                   title=${t.conversations}
-                  aria-pressed=${history ? 'true' : 'false'}
+                  aria-pressed=${Boolean(history)}
                   @click=${on.toggleHistory}
                 >
                   ${historyIcon}
@@ -207,7 +207,7 @@ function renderContent(host: PanelHost, view: PanelView) {
             type="submit"
             class="send"
             part="send-button"
-            aria-disabled=${!busy && !draft.trim() ? 'true' : 'false'}
+            aria-disabled=${!busy && !draft.trim()}
             @click=${on.sendOrStop}
           >${busy ? t.stop : t.send}</button>
         </form>
