@@ -14,7 +14,6 @@ import {
   PersonaChatCloseEvent,
   PersonaChatConversationEvent,
   PersonaChatErrorEvent,
-  PersonaChatFeedbackEvent,
   PersonaChatMessageEvent,
   PersonaChatOpenEvent,
   PersonaChatReadyEvent,
@@ -24,6 +23,7 @@ import { isRightToLeft } from './language.js';
 import { LocalizeController } from './localize-controller.js';
 import { Announcer } from './announcer.js';
 import { PanelController } from './panel-controller.js';
+import { FeedbackController } from './feedback-controller.js';
 import { clickInMessages, renderPanel } from './panel.js';
 import type { PanelActions } from './panel.js';
 import type { HistoryList, HistoryView } from './history.js';
@@ -31,7 +31,6 @@ import { forgetViews } from './messages.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
 import { TurnStatus, activeTurn, currentTurn } from './state.js';
-import type { Feedback } from './state.js';
 import type { StorageKind } from './storage.js';
 import { errorText, resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
@@ -197,10 +196,6 @@ export class PersonaChat extends LitElement {
   private errorMessage = '';
   /** The reply whose thumbs-down offers a comment box, and the one thanked for its comment. */
   private commenting: string | null = null;
-  /** The thumbs-down of the open comment box, kept once the box is done with. */
-  #pendingDown: { id: string; messageId: string | null; conversationId: string | null } | undefined;
-  #onPageHide = () => this.#keepPending();
-  #onHidden = () => document.visibilityState === 'hidden' && this.#keepPending();
   private thanked: string | null = null;
   /** Replies that finished while the panel was closed. */
   private unread = 0;
@@ -242,6 +237,13 @@ export class PersonaChat extends LitElement {
     list: () => this.#list,
     strings: () => this.#text,
     speaker: () => this.heading || this.#text.assistant,
+  });
+  readonly #votes = new FeedbackController(this, this.#chat, {
+    show: (commenting, thanked = this.thanked) => {
+      this.commenting = commenting;
+      this.thanked = thanked;
+    },
+    failed: error => this.#failed(error),
   });
   readonly #internals = this.attachInternals();
   readonly #localize = new LocalizeController(this);
@@ -289,21 +291,12 @@ export class PersonaChat extends LitElement {
 
   override connectedCallback() {
     super.connectedCallback();
-    window.addEventListener('pagehide', this.#onPageHide);
-    document.addEventListener('visibilitychange', this.#onHidden);
     // After the first update, which restores properties set before the element was defined (`fetch` among them).
     void this.updateComplete.then(() => {
       if (!this.isConnected) return;
       if (!this.draft) this.draft = this.#chat.tab.draft(null);
       if ((this.#inline || this.open) && this.endpoint) void this.#chat.start();
     });
-  }
-
-  override disconnectedCallback() {
-    window.removeEventListener('pagehide', this.#onPageHide);
-    document.removeEventListener('visibilitychange', this.#onHidden);
-    this.#keepPending();
-    super.disconnectedCallback();
   }
 
   protected override firstUpdated() {
@@ -398,7 +391,7 @@ export class PersonaChat extends LitElement {
    * once it is shown, after `persona-chat-conversation` with `restored: true`.
    */
   async openConversation(id: string) {
-    this.#keepPending();
+    this.#votes.keep();
     forgetViews(this);
     this.errorMessage = '';
     this.#announcer.say('');
@@ -431,7 +424,7 @@ export class PersonaChat extends LitElement {
 
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
   async newConversation() {
-    this.#keepPending();
+    this.#votes.keep();
     this.#chat.newConversation();
     this.history = undefined;
     forgetViews(this);
@@ -486,7 +479,7 @@ export class PersonaChat extends LitElement {
         strings: t,
         speaker: this.heading || t.assistant,
         locale: this.#localize.locale,
-        actions: { retry: () => this.#retry(), feedback: (...args) => this.#feedback(...args) },
+        actions: { retry: () => this.#retry(), feedback: (...args) => this.#votes.give(...args) },
         commenting: this.commenting,
         thanked: this.thanked,
         headingLevel: this.#level + 1,
@@ -551,34 +544,6 @@ export class PersonaChat extends LitElement {
     },
     jump: () => void (this.pinned = true),
   };
-
-  /**
-   * Thumbs up or down on a reply, kept by the backend. A thumbs-down opens a short comment box and is kept once, with
-   * the comment when it is sent, or without when the box is left (Escape, another thumb, another conversation, the
-   * page going away).
-   */
-  #feedback(id: string, messageId: string | null, value: Feedback, comment?: string) {
-    const asking = value === 'down' && comment === undefined;
-    this.#keepPending(id);
-    this.commenting = asking ? id : null;
-    this.thanked = comment !== undefined ? id : null;
-    this.#pendingDown = asking ? { id, messageId, conversationId: this.#chat.state.conversationId } : undefined;
-    void this.#chat
-      .feedback(id, messageId, value, comment, !asking)
-      .catch(error => this.#failed(error as PersonaChatError));
-    if (comment === undefined) this.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
-  }
-
-  /** Keeps a thumbs-down whose comment box is left without a comment (unless it is the reply `except`). */
-  #keepPending(except?: string) {
-    const pending = this.#pendingDown;
-    this.#pendingDown = undefined;
-    if (!pending || pending.id === except) return;
-    this.commenting = null;
-    void this.#chat
-      .feedback(pending.id, pending.messageId, 'down', undefined, true, pending.conversationId)
-      .catch(() => {});
-  }
 }
 
 declare global {

@@ -1,0 +1,85 @@
+/**
+ * @module
+ * Thumbs up and down on replies, as a reactive controller. A thumbs-down opens a short comment box under its reply
+ * and is kept once: with the comment when the visitor sends one, or without it when the box is left (Escape, another
+ * thumb, another conversation, the element removed, the page hidden or left).
+ */
+import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import type { PersonaChatError } from './errors.js';
+import { PersonaChatFeedbackEvent } from './events.js';
+import type { Feedback } from './state.js';
+
+/** What keeps the votes: the chat controller. */
+export interface Votes {
+  readonly state: { readonly conversationId: string | null };
+  /** Shows a vote on reply `id`, and keeps it at the backend if `keep` (for `conversationId`, else the one shown). */
+  feedback(
+    id: string,
+    messageId: string | null,
+    value: Feedback,
+    comment: string | undefined,
+    keep: boolean,
+    conversationId?: string | null,
+  ): Promise<void>;
+}
+
+export interface FeedbackOptions {
+  /** Shows the comment box under reply `commenting` (none if null), and thanks reply `thanked` when given. */
+  show(commenting: string | null, thanked?: string | null): void;
+  /** A vote the backend refused. */
+  failed(error: PersonaChatError): void;
+}
+
+export class FeedbackController implements ReactiveController {
+  readonly #host: ReactiveControllerHost & HTMLElement;
+  readonly #votes: Votes;
+  readonly #options: FeedbackOptions;
+  /** The thumbs-down whose comment box is open, kept once the box is done with. */
+  #pending: { id: string; messageId: string | null; conversationId: string | null } | undefined;
+  readonly #onPageHide = () => this.keep();
+  readonly #onHidden = () => document.visibilityState === 'hidden' && this.keep();
+
+  constructor(host: ReactiveControllerHost & HTMLElement, votes: Votes, options: FeedbackOptions) {
+    this.#host = host;
+    this.#votes = votes;
+    this.#options = options;
+    host.addController(this);
+  }
+
+  hostConnected() {
+    window.addEventListener('pagehide', this.#onPageHide);
+    document.addEventListener('visibilitychange', this.#onHidden);
+  }
+
+  hostDisconnected() {
+    window.removeEventListener('pagehide', this.#onPageHide);
+    document.removeEventListener('visibilitychange', this.#onHidden);
+    this.keep();
+  }
+
+  /**
+   * Thumbs `value` on reply `id`, or the comment of its thumbs-down. A thumbs-down without a comment opens the
+   * comment box and waits; anything else is kept at once. Fires `persona-chat-feedback` for a thumb.
+   */
+  give(id: string, messageId: string | null, value: Feedback, comment?: string) {
+    const asking = value === 'down' && comment === undefined;
+    this.keep(id);
+    this.#options.show(asking ? id : null, comment === undefined ? null : id);
+    this.#pending = asking ? { id, messageId, conversationId: this.#votes.state.conversationId } : undefined;
+    void this.#votes
+      .feedback(id, messageId, value, comment, !asking)
+      .catch((error: unknown) => this.#options.failed(error as PersonaChatError));
+    if (comment === undefined) this.#host.dispatchEvent(new PersonaChatFeedbackEvent(messageId, value));
+  }
+
+  /** Keeps a thumbs-down whose comment box is left without a comment (unless it is reply `except`'s). */
+  keep(except?: string) {
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (!pending || pending.id === except) return;
+    this.#options.show(null);
+    void this.#votes
+      .feedback(pending.id, pending.messageId, 'down', undefined, true, pending.conversationId)
+      .catch(() => {});
+  }
+}
