@@ -280,8 +280,9 @@ export class PersonaChat extends LitElement {
     return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 2;
   }
 
+  /** Inline mode; any other value is the launcher's (and warned about once). */
   get #inline() {
-    return oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode') === 'inline';
+    return this.mode === 'inline';
   }
 
   protected override createRenderRoot() {
@@ -300,6 +301,7 @@ export class PersonaChat extends LitElement {
   }
 
   protected override firstUpdated() {
+    oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode');
     oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
     oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
     oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');

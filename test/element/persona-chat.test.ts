@@ -62,6 +62,30 @@ describe('<persona-chat>', () => {
     expect(h.root.querySelector('header h2')?.textContent, 'not a level: 2').to.equal('Chat');
   });
 
+  it('warns once of an attribute value it does not know, however often it is drawn, and uses the default', async () => {
+    const said: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => void said.push(args.map(String).join(' '));
+    try {
+      const el = await fixture<PersonaChat>(
+        html`<persona-chat endpoint="/persona-chat" storage="none" mode="popup" theme="sepia"></persona-chat>`,
+      );
+      for (const draft of ['H', 'He', 'Hel']) {
+        const input = el.shadowRoot!.querySelector('textarea')!;
+        input.value = draft;
+        input.dispatchEvent(new Event('input'));
+        await el.updateComplete;
+      }
+      expect(el.shadowRoot!.querySelector('[part="launcher"]'), 'the launcher, as the default mode').not.to.equal(null);
+      expect(said).to.deep.equal([
+        '<persona-chat>: mode="popup" is not one of launcher, inline; using launcher.',
+        '<persona-chat>: theme="sepia" is not one of auto, light, dark; using auto.',
+      ]);
+    } finally {
+      console.warn = warn;
+    }
+  });
+
   it('sends the first message, creating a conversation, and streams a reply with footnotes and sources', async () => {
     const h = await chat();
     const conversation = oneEvent(h.el, 'persona-chat-conversation');
