@@ -9,7 +9,7 @@ import { minifyTemplates } from './build/templates.js';
  * What every visitor's browser loads, in gzip bytes; the build fails above these. The launcher is what a page loads
  * before the chat is opened; the chat is loaded on intent, and a page that uses it loads both.
  */
-const budgets = { launcher: 3 * 1024, chat: 33.25 * 1024 };
+const budgets = { launcher: 3 * 1024, chat: 33 * 1024 };
 
 const gzipSize = (code: string) => gzipSync(code, { level: 9 }).length;
 

@@ -68,6 +68,5 @@ export async function readStream(
   } finally {
     request.abort();
   }
-  if (signal.aborted) throw abortError();
   return terminal;
 }

@@ -40,7 +40,7 @@ function turn(...script: ((seen: Seen) => Response)[]) {
       const request: Seen = {
         method: init.method ?? 'GET',
         path: String(input),
-        // A copy: fetch-event-source adds to the object it was given as it reads the stream.
+        // A copy, as the request had them.
         headers: { ...(init.headers as Record<string, string>) },
         body: typeof init.body === 'string' ? JSON.parse(init.body) : undefined,
       };
