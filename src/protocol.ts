@@ -28,7 +28,10 @@ export interface Citation {
   partitions?: Partition[];
 }
 
-/** Token counts of a reply, sent only when the site turns them on. */
+/**
+ * Token counts of a reply, as the service counted them. Sent to the browser only when the site turns them on (the
+ * backend's `exposeUsage`); otherwise they stay in the backend.
+ */
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -219,7 +222,8 @@ export interface MessageReply {
   content: string;
   finishReason: string | null;
   citations: Citation[];
-  usage: Usage | null;
+  /** Only with the backend's `exposeUsage`, and only when the service counted the reply. */
+  usage?: Usage;
 }
 
 /** `PATCH {endpoint}/conversations/:id` body: at least one field. `status` may not be `deleted`: use `DELETE`. */
@@ -245,8 +249,11 @@ export interface StreamEvents {
   meta: { conversationId: string; key: string; attempt: number };
   delta: { text: string };
   citations: { citations: Citation[] };
-  /** Terminal: the reply is complete, or was stopped (`finishReason: "stopped"`). */
-  done: { messageId: string | null; runId: string | null; finishReason: string | null; usage: Usage | null };
+  /**
+   * Terminal: the reply is complete, or was stopped (`finishReason: "stopped"`). `usage` only with the backend's
+   * `exposeUsage`, and only when the service counted the reply.
+   */
+  done: { messageId: string | null; runId: string | null; finishReason: string | null; usage?: Usage };
   /** Terminal: the reply failed; what arrived before stays valid but incomplete. */
   error: { code: ErrorCode; message: string; retryable: boolean };
 }

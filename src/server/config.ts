@@ -148,6 +148,13 @@ export interface BackendConfig {
    * reply fails as retryable, and the service's history is checked before it is asked again.
    */
   acceptUnmarkedEnd?: boolean;
+  /**
+   * Tells the browser each reply's token counts, as the service counted them: `usage` on the reply stream's `done`
+   * and in the JSON reply. Default false: the counts stay in the backend, as the rest of what the service says about
+   * a conversation does (its externalUserId, its configuration); a page has no use for them, and they would tell
+   * anyone with the page open how large the persona's instructions and sources are.
+   */
+  exposeUsage?: boolean;
   /** Interval of `: ping` comments on reply streams. Default 15,000 ms. */
   pingIntervalMs?: number;
   /** Where limits and the runs of replies live. Default: in memory, for one instance. */
@@ -280,6 +287,8 @@ export interface ResolvedConfig {
   limits: Limits;
   pingIntervalMs: number;
   leaseMs: number;
+  /** Whether the browser is told each reply's token counts. */
+  exposeUsage: boolean;
 }
 
 /** The base path, checked: `/` by default, without a trailing slash. */
@@ -380,5 +389,6 @@ export function resolveConfig(config: BackendConfig): ResolvedConfig {
     limits,
     pingIntervalMs,
     leaseMs: leaseSeconds * 1000,
+    exposeUsage: config.exposeUsage === true,
   };
 }

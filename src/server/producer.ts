@@ -6,11 +6,12 @@
  * reply the service already keeps (an attempt before may have got that far) from the service's history instead of
  * asking again. runs.ts decides when a producer starts; run-log.ts reads what it wrote.
  */
-import type { Citation, StreamEventName, StreamEvents } from '../protocol.js';
+import type { Citation, StreamEventName } from '../protocol.js';
 import { normalizeCitations } from '../service/citations.js';
 import type { ChatMessage, StreamChunk } from '../service/types.js';
 import { interrupted, restarting, toHttpError } from './errors.js';
 import { cut, utf8Length } from './run-log.js';
+import type { LogEvents } from './run-log.js';
 import type { BackendStore, RunRecord } from './store.js';
 
 export interface RunLimits {
@@ -49,10 +50,10 @@ export interface ProducerOptions {
   /** Told about failures of the store while producing, which no request is there to hear. */
   onError?(error: unknown): void;
   /**
-   * Told when a producer has written a run's `done` (whatever its finishReason), with the citations the run wrote.
-   * Must not throw; work it returns goes on in the background of the run.
+   * Told when a producer has written a run's `done` (whatever its finishReason), as logged (token counts included),
+   * with the citations the run wrote. Must not throw; work it returns goes on in the background of the run.
    */
-  onDone?(record: RunRecord, done: StreamEvents['done'], citations: Citation[]): Promise<unknown> | void;
+  onDone?(record: RunRecord, done: LogEvents['done'], citations: Citation[]): Promise<unknown> | void;
 }
 
 /** Why a producer stopped before its reply ended. */
@@ -102,11 +103,11 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
   accepted.catch(() => {});
 
   let cited: Citation[] = [];
-  const append = async <E extends StreamEventName>(event: E, data: StreamEvents[E]) => {
+  const append = async <E extends StreamEventName>(event: E, data: LogEvents[E]) => {
     const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
     if (appended === null) throw new Halt('lease-lost');
-    if (event === 'citations') cited = (data as StreamEvents['citations']).citations;
-    const after = event === 'done' && options.onDone?.(record, data as StreamEvents['done'], cited);
+    if (event === 'citations') cited = (data as LogEvents['citations']).citations;
+    const after = event === 'done' && options.onDone?.(record, data as LogEvents['done'], cited);
     if (after) background(after);
   };
   // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.
@@ -246,7 +247,7 @@ async function fromHistory(options: ProducerOptions, id: string, record: RunReco
   const claimed = new Set<string>();
   for (const other of await store.listRuns(record.conversationId)) {
     const last = other === id ? undefined : await store.lastEvent(other);
-    const done = last?.event === 'done' ? (JSON.parse(last.data) as StreamEvents['done']) : undefined;
+    const done = last?.event === 'done' ? (JSON.parse(last.data) as LogEvents['done']) : undefined;
     if (done?.messageId) claimed.add(done.messageId);
   }
   const since = record.createdAt - 5_000;

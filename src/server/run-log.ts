@@ -4,9 +4,17 @@
  * it) and of reply text (its size in UTF-8, its cut to a size). No store and no clock: runs.ts and producer.ts
  * read and write the log, this module only reads what they give it.
  */
-import type { Citation, RunStatus, RunView, StreamEvents } from '../protocol.js';
+import type { Citation, RunStatus, RunView, StreamEvents, Usage } from '../protocol.js';
 import { interrupted } from './errors.js';
 import type { LoggedEvent, RunRecord } from './store.js';
+
+/**
+ * The data of each event a run's log holds: the reply stream's events, except that `done` keeps the service's token
+ * counts (null when it gave none). The browser is told them only when the site turns them on: see `toldDone`.
+ */
+export type LogEvents = Omit<StreamEvents, 'done'> & {
+  done: Omit<StreamEvents['done'], 'usage'> & { usage: Usage | null };
+};
 
 /** The store's id of a run: its conversation and its key. */
 export const runId = ({ conversationId, key }: Pick<RunRecord, 'conversationId' | 'key'>) =>
@@ -27,7 +35,7 @@ export function statusOf(last: Pick<LoggedEvent, 'event' | 'data'> | undefined, 
 /** How a terminal event ended its run. */
 export function terminalStatus(event: Pick<LoggedEvent, 'event' | 'data'>): RunStatus {
   if (event.event === 'done') {
-    return (JSON.parse(event.data) as StreamEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
+    return (JSON.parse(event.data) as LogEvents['done']).finishReason === 'stopped' ? 'stopped' : 'done';
   }
   return (JSON.parse(event.data) as StreamEvents['error']).code === 'interrupted' ? 'interrupted' : 'failed';
 }
@@ -37,14 +45,14 @@ export function fold(events: LoggedEvent[]) {
   const reply = {
     content: '',
     citations: [] as Citation[],
-    done: null as StreamEvents['done'] | null,
+    done: null as LogEvents['done'] | null,
     error: null as StreamEvents['error'] | null,
   };
   for (const event of events) {
     const data: unknown = JSON.parse(event.data);
     if (event.event === 'delta') reply.content += (data as StreamEvents['delta']).text;
     else if (event.event === 'citations') reply.citations = (data as StreamEvents['citations']).citations;
-    else if (event.event === 'done') reply.done = data as StreamEvents['done'];
+    else if (event.event === 'done') reply.done = data as LogEvents['done'];
     else if (event.event === 'error') reply.error = data as StreamEvents['error'];
   }
   return reply;
@@ -67,6 +75,44 @@ export function viewOf(record: RunRecord, events: LoggedEvent[], status: RunStat
     attempt: record.attempt,
     createdAt: new Date(record.createdAt).toISOString(),
   };
+}
+
+/** A token count as the protocol has it: a number (the service's JSON reply passes its counts on unchecked). */
+const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+/**
+ * A run's `done` as the browser is told it: the ids and the finish reason, and the token counts only when the site
+ * turned them on (`exposeUsage`) and the service gave them. Built field by field, so that nothing else the log
+ * holds leaves the backend.
+ */
+export function toldDone(done: LogEvents['done'], exposeUsage: boolean): StreamEvents['done'] {
+  const told: StreamEvents['done'] = {
+    messageId: done.messageId ?? null,
+    runId: done.runId ?? null,
+    finishReason: done.finishReason ?? null,
+  };
+  const { usage } = done;
+  if (exposeUsage && usage) {
+    told.usage = {
+      prompt_tokens: count(usage.prompt_tokens),
+      completion_tokens: count(usage.completion_tokens),
+      total_tokens: count(usage.total_tokens),
+    };
+  }
+  return told;
+}
+
+/**
+ * Logged events as the browser is told them: each as logged, but `done` through `toldDone`. The other events hold
+ * nothing the browser may not see (the producer writes them from the protocol's own shapes), so their data is
+ * passed on as it is, unparsed.
+ */
+export function toldEvents(events: LoggedEvent[], exposeUsage: boolean): LoggedEvent[] {
+  return events.map(event =>
+    event.event === 'done'
+      ? { ...event, data: JSON.stringify(toldDone(JSON.parse(event.data) as LogEvents['done'], exposeUsage)) }
+      : event,
+  );
 }
 
 /** The longest start of `text` that fits in `max` UTF-8 bytes. */

@@ -12,11 +12,12 @@
  * This module coordinates: it starts, attaches to, restarts, stops and drains runs, and reads them for routes. The
  * producer's pump is producer.ts; what a log adds up to is run-log.ts.
  */
-import type { Citation, MessageReply, RunStatus, RunView, StreamEvents } from '../protocol.js';
+import type { Citation, RunStatus, RunView, StreamEvents } from '../protocol.js';
 import { HttpError, errorOfEvent, interrupted, restarting, runNotFound } from './errors.js';
 import { Halt, produce } from './producer.js';
 import type { Admission, Background, ProducerOptions, RunLimits } from './producer.js';
 import { fold, isTerminal, runId, statusOf, viewOf } from './run-log.js';
+import type { LogEvents } from './run-log.js';
 import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
 
 export type { Admission, Background, RunLimits } from './producer.js';
@@ -215,14 +216,20 @@ export class Runs {
     return record;
   }
 
-  /** The whole reply of the run's attempt, once it ended; the error it ended with, thrown. */
-  async whole(record: RunRecord, signal: AbortSignal): Promise<MessageReply> {
+  /**
+   * The whole reply of the run's attempt, once it ended, as its log holds it (the route decides what of its `done`
+   * the browser is told); the error it ended with, thrown.
+   */
+  async whole(
+    record: RunRecord,
+    signal: AbortSignal,
+  ): Promise<{ content: string; citations: Citation[]; done: LogEvents['done'] }> {
     const events: LoggedEvent[] = [];
     for await (const event of this.follow(runId(record), record.attempt, null, signal)) events.push(event);
     const { content, citations, done, error } = fold(events);
     if (error) throw errorOfEvent(error);
     if (!done) throw interrupted();
-    return { content, citations, ...done };
+    return { content, citations, done };
   }
 
   /**

@@ -314,7 +314,7 @@ const bench = {
         send('meta', { conversationId, key: 'bench', attempt: 1 });
         delivered = feed(pieces, text => send('delta', { text }));
         void delivered.then(() => {
-          send('done', { messageId: 'm-reply', runId: 'r-reply', finishReason: 'stop', usage: null });
+          send('done', { messageId: 'm-reply', runId: 'r-reply', finishReason: 'stop' });
           close();
         });
       };

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { StreamEvents } from '../../src/protocol.js';
 import {
   cut,
   fold,
@@ -8,20 +7,23 @@ import {
   runId,
   statusOf,
   terminalStatus,
+  toldDone,
+  toldEvents,
   utf8Length,
   viewOf,
 } from '../../src/server/run-log.js';
+import type { LogEvents } from '../../src/server/run-log.js';
 import type { LoggedEvent, RunRecord } from '../../src/server/store.js';
 
 let seq = 0;
-const event = <E extends keyof StreamEvents>(name: E, data: StreamEvents[E], attempt = 1): LoggedEvent => ({
+const event = <E extends keyof LogEvents>(name: E, data: LogEvents[E], attempt = 1): LoggedEvent => ({
   id: `${attempt}-${++seq}`,
   event: name,
   data: JSON.stringify(data),
   attempt,
 });
 const done = (finishReason = 'stop') => event('done', { messageId: 'm1', runId: 'r1', finishReason, usage: null });
-const failed = (code: StreamEvents['error']['code'], retryable = true) =>
+const failed = (code: LogEvents['error']['code'], retryable = true) =>
   event('error', { code, message: 'It failed.', retryable });
 const record: RunRecord = {
   key: 'key-0001',
@@ -78,7 +80,7 @@ describe('run log', () => {
     assert.deepEqual(reply, {
       content: 'Hi there [1]',
       citations,
-      done: JSON.parse(end.data) as StreamEvents['done'],
+      done: JSON.parse(end.data) as LogEvents['done'],
       error: null,
     });
     assert.deepEqual(fold([]), { content: '', citations: [], done: null, error: null });
@@ -108,6 +110,34 @@ describe('run log', () => {
     const refused = failed('upstream_error', false);
     assert.deepEqual(viewOf(record, [refused], 'failed').error, JSON.parse(refused.data));
     assert.equal(viewOf(record, [], 'running').lastEventId, null);
+  });
+
+  it("tells the browser a done without the service's token counts, unless the site turns them on", () => {
+    const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
+    const logged = { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage, moderation: {} } as LogEvents['done'];
+    assert.deepEqual(toldDone(logged, false), { messageId: 'm1', runId: 'r1', finishReason: 'stop' });
+    assert.deepEqual(toldDone(logged, true), { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage });
+    assert.deepEqual(toldDone({ ...logged, usage: null }, true), {
+      messageId: 'm1',
+      runId: 'r1',
+      finishReason: 'stop',
+    });
+    const loose = { ...usage, completion_tokens: '30', cost: 2 } as unknown as LogEvents['done']['usage'];
+    assert.deepEqual(
+      toldDone({ ...logged, usage: loose }, true).usage,
+      { prompt_tokens: 120, completion_tokens: 0, total_tokens: 150 },
+      'three numbers, nothing else',
+    );
+    const events = [event('delta', { text: 'Hi' }), event('done', logged)];
+    const told = toldEvents(events, false);
+    assert.equal(told[0], events[0], 'other events pass as logged');
+    assert.deepEqual(
+      { ...told[1], data: JSON.parse(told[1]!.data) as unknown },
+      {
+        ...events[1],
+        data: { messageId: 'm1', runId: 'r1', finishReason: 'stop' },
+      },
+    );
   });
 
   it('counts UTF-8 bytes without encoding, and cuts text to a size on a character boundary', () => {

@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import type { StreamEvents } from '../../src/protocol.js';
 import { HttpError } from '../../src/server/errors.js';
 import { runId } from '../../src/server/run-log.js';
+import type { LogEvents } from '../../src/server/run-log.js';
 import { Runs } from '../../src/server/runs.js';
 import type { RunLimits } from '../../src/server/runs.js';
 import { MemoryStore } from '../../src/server/store.js';
@@ -350,7 +351,7 @@ describe('Runs', () => {
       const got = await readEvents(...args);
       store.readEvents = readEvents;
       await store.appendEvent(id, 'delta', JSON.stringify({ text: 'lo' }), 't', 60_000);
-      const end: StreamEvents['done'] = { messageId: 'm1', runId: 'r', finishReason: 'stop', usage: null };
+      const end: LogEvents['done'] = { messageId: 'm1', runId: 'r', finishReason: 'stop', usage: null };
       await store.appendEvent(id, 'done', JSON.stringify(end), 't', 60_000);
       return got;
     };

@@ -8,14 +8,14 @@ import { Hono } from 'hono';
 import * as z from 'zod/mini';
 import { readJsonBody } from '../../json-body.js';
 import { resendHeader } from '../../protocol.js';
-import type { StopResponse, StreamEvents } from '../../protocol.js';
+import type { MessageReply, StopResponse, StreamEvents } from '../../protocol.js';
 import type { LogLine } from '../config.js';
 import { keepAliveOf, requestSignal } from '../env.js';
 import type { Ctx, Env } from '../env.js';
 import type { Parts } from '../parts.js';
 import { HttpError, runNotFound } from '../errors.js';
 import { noteFailure } from '../middleware/error-handler.js';
-import { isTerminal, terminalStatus } from '../run-log.js';
+import { isTerminal, terminalStatus, toldDone, toldEvents } from '../run-log.js';
 import { eventFrames, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
@@ -70,7 +70,9 @@ export function replyRoutes(parts: Parts) {
     if (naming) keepAlive(naming);
     if (wantsStream(c)) return stream(c, record, after);
     // The whole reply, for `Accept: application/json`: once the run ended.
-    return c.json(await runs.whole(record, c.req.raw.signal));
+    const { content, citations, done } = await runs.whole(record, c.req.raw.signal);
+    const reply: MessageReply = { content, citations, ...toldDone(done, settings.exposeUsage) };
+    return c.json(reply);
   });
 
   app.get('/conversations/:id/runs/:key/events', async c => {
@@ -133,8 +135,9 @@ export function replyRoutes(parts: Parts) {
             end(reader.signal.aborted ? 'detached' : 'restarted');
             return controller.close();
           }
-          // The events the store had are written together, in one piece of the response.
-          controller.enqueue(eventFrames(next.value));
+          // The events the store had are written together, in one piece of the response, as the browser is told
+          // them: the log keeps the reply's token counts, which `done` carries only when the site turns them on.
+          controller.enqueue(eventFrames(toldEvents(next.value, settings.exposeUsage)));
           const last = next.value.at(-1)!;
           if (isTerminal(last)) {
             end(outcomeOf(last.event, last.data));

@@ -119,7 +119,38 @@ describe('backend replies', () => {
     assert.equal(reply.finishReason, 'stop');
     assert.equal(reply.citations[0]?.documentId, 'shipping');
     assert.match(reply.messageId!, /^[0-9a-f-]{36}$/);
-    assert.ok(reply.usage!.total_tokens > 0);
+    assert.deepEqual(
+      Object.keys(reply).sort(),
+      ['citations', 'content', 'finishReason', 'messageId', 'runId'],
+      'no token counts',
+    );
+  });
+
+  it('tells the token counts on done, replayed, and in the JSON reply with exposeUsage', async () => {
+    const { session, conversation, send, api, emulator } = setup({ backend: { exposeUsage: true } });
+    const { token } = await session();
+    const id = await conversation(token);
+    const key = crypto.randomUUID();
+    const streamed = (await events(await send(token, id, question, { key }))).at(-1)!;
+    const replayed = (await events(await api('GET', `/conversations/${id}/runs/${key}/events`, token))).at(-1)!;
+    const reply = (await (
+      await send(token, id, 'What is your returns policy?', { accept: 'application/json' })
+    ).json()) as MessageReply;
+    assert.equal(streamed.event, 'done');
+    const done = streamed.event === 'done' ? streamed.data : null;
+    assert.deepEqual(replayed.data, done, 'a replay tells the same end');
+    // The service's own counts: a run's two messages add up to its usage, the reply's completion is its own.
+    const stored = emulator.store.get(id)!.chatMessages!;
+    for (const [usage, [user, answer]] of [
+      [done!.usage, stored.slice(0, 2)],
+      [reply.usage, stored.slice(2, 4)],
+    ] as const) {
+      assert.deepEqual(Object.keys(usage!).sort(), ['completion_tokens', 'prompt_tokens', 'total_tokens']);
+      assert.equal(usage!.completion_tokens, answer!.completionTokens);
+      assert.equal(usage!.total_tokens, user!.totalTokens! + answer!.totalTokens!);
+      assert.equal(usage!.total_tokens, usage!.prompt_tokens + usage!.completion_tokens);
+      assert.ok(usage!.completion_tokens > 0);
+    }
   });
 
   it('gives the same normalized stream for form A and form B upstreams, over SSE, HTTP/2 and JSON', async () => {
