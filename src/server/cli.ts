@@ -85,6 +85,8 @@ Options:
                              done event, a finish reason) as complete; only for a service
                              that never marks it, and unsafe behind a proxy that may end a
                              response cleanly in its middle (default: such a reply fails)
+  --expose-usage             tell the browser each reply's token counts (usage on the done
+                             event and in the JSON reply; default: they stay in the backend)
   --lease-seconds <n>        how soon a reply whose instance died counts as interrupted
                              (default 15)
   --drain-seconds <n>        on SIGTERM or SIGINT, how long replies in progress may go on
@@ -128,6 +130,7 @@ const flags = {
   host: { type: 'string' },
   backlog: { type: 'string' },
   'accept-unmarked-end': { type: 'boolean' },
+  'expose-usage': { type: 'boolean' },
   ...Object.fromEntries(
     [...Object.values(limitFlags), ...Object.values(timeoutFlags), 'ping-interval-ms'].map(flag => [
       flag,
@@ -207,6 +210,7 @@ async function main() {
     trustProxy,
     leaseSeconds: number('lease-seconds'),
     acceptUnmarkedEnd: values['accept-unmarked-end'] === true || env('accept-unmarked-end') === 'true',
+    exposeUsage: values['expose-usage'] === true || env('expose-usage') === 'true',
   };
   // PORT is what hosting platforms set; PERSONA_CHAT_PORT (or --port) wins over it.
   const port = number('port', process.env.PORT) ?? 3000;

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { ErrorEnvelope } from '../../src/protocol.js';
+import type { ErrorEnvelope, MessageReply } from '../../src/protocol.js';
+import { startEmulator } from '../../src/emulator/node.js';
 import { limitFlags, timeoutFlags } from '../../src/server/config.js';
 import { backlogOf, postSession, tokenSecret } from '../support/backend.js';
 import { apiKey, juniper } from '../support/service.js';
@@ -149,6 +150,40 @@ describe('persona-chat-server CLI', () => {
     }
   });
 
+  it('tells the browser token counts with --expose-usage or its environment variable, and not without', async () => {
+    const service = await startEmulator({ apiKey });
+    const env = { PERSONA_CHAT_PORT: '0', PERSONA_CHAT_SERVICE_URL: service.url };
+    const started = await Promise.all([
+      startCli(['--expose-usage'], env),
+      startCli([], { ...env, PERSONA_CHAT_EXPOSE_USAGE: 'true' }),
+      startCli([], env),
+    ]);
+    /** A message sent through the CLI at `url`, answered as JSON. */
+    const reply = async (url: string) => {
+      const { token } = (await (await postSession(url, site)).json()) as { token: string };
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const created = await fetch(`${url}/conversations`, { method: 'POST', headers, body: '{}' });
+      const { id } = (await created.json()) as { id: string };
+      const sent = await fetch(`${url}/conversations/${id}/messages`, {
+        method: 'POST',
+        headers: { ...headers, accept: 'application/json', 'idempotency-key': crypto.randomUUID() },
+        body: JSON.stringify({ message: 'How long does shipping take?' }),
+      });
+      assert.equal(sent.status, 200);
+      return (await sent.json()) as MessageReply;
+    };
+    try {
+      const [byFlag, byEnv, byDefault] = await Promise.all(started.map(({ url }) => reply(url)));
+      assert.ok(byFlag.usage!.total_tokens > 0, 'the flag');
+      assert.ok(byEnv.usage!.total_tokens > 0, 'the environment variable');
+      assert.equal(byDefault.usage, undefined, 'by default, none');
+      assert.match(byDefault.content, /business days/);
+    } finally {
+      for (const { child } of started) child.kill('SIGKILL');
+      await service.close();
+    }
+  });
+
   it('listens with the backlog given by flag or environment variable', async t => {
     const byFlag = await startCli(['--backlog', '7'], { PERSONA_CHAT_PORT: '0' });
     const byEnv = await startCli([], { PERSONA_CHAT_PORT: '0', PERSONA_CHAT_BACKLOG: '9' });
@@ -196,6 +231,7 @@ describe('persona-chat-server CLI', () => {
       'cookie-same-site',
       'trust-proxy',
       'redis-url',
+      'expose-usage',
       'lease-seconds',
       'drain-seconds',
       'port',
