@@ -47,7 +47,7 @@ export function session(fetch: FetchLike, endpoint: string, personaId: string, s
   if (known && known.token !== stale && known.expiresAt - Date.now() > refreshMarginMs) return Promise.resolve(known);
   let request = requests.get(key);
   if (!request) {
-    request = withLock(`persona-chat session ${new URL(endpoint, location.href).href}`, () =>
+    request = withLock(`persona-chat session ${new URL(endpoint, document.baseURI).href}`, () =>
       newSession(fetch, endpoint, personaId),
     ).finally(() => requests.delete(key));
     requests.set(key, request);
