@@ -1,55 +1,97 @@
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { defineConfig } from 'vite';
-import type { Plugin } from 'vite';
+import type { Plugin, UserConfig } from 'vite';
 import { shortenProperties } from './build/properties.js';
 import { minifyTemplates } from './build/templates.js';
+
+/** Where the builds go: `dist/`, unless PERSONA_CHAT_OUT says elsewhere (a test's own folder). */
+const out = process.env.PERSONA_CHAT_OUT || 'dist';
+/** The public folder: everything a browser needs, and nothing else. */
+export const browserDir = `${out}/browser`;
+/** The same files with their source maps, for a site that wants them. */
+export const debugDir = `${out}/browser-debug`;
+/** The module, beside the launcher, that names the chat file of the build it belongs to. */
+export const manifestFile = 'persona-chat-manifest.js';
 
 /**
  * What every visitor's browser loads, in gzip bytes; the build fails above these. The launcher is what a page loads
  * before the chat is opened; the chat is loaded on intent, and a page that uses it loads both.
  */
-const budgets = { launcher: 3 * 1024, chat: 33 * 1024 };
+const budgets = { launcher: 3 * 1024, chat: 34.25 * 1024 };
 
-const gzipSize = (code: string) => gzipSync(code, { level: 9 }).length;
+const gzipSize = (code: string | Uint8Array) => gzipSync(code, { level: 9 }).length;
 
-function sizeBudget(classic: boolean): Plugin {
+/** The chat file the build in `dir` made, as its manifest names it. */
+async function chatFileIn(dir: string): Promise<string> {
+  const manifest = await readFile(`${dir}/${manifestFile}`, 'utf8').catch(() => '');
+  const name = /"([^"]+)"/.exec(manifest)?.[1];
+  if (!name) throw new Error(`${dir}/${manifestFile} names no chat: the chat is built first (vite build --mode chat)`);
+  return name;
+}
+
+/**
+ * The chat's build: `define.ts` and everything it needs in one file whose name carries its hash, its lazy chunks (the
+ * history view, one per language) beside it, and the manifest that names it. The chat imports nothing from the
+ * launcher, so that a launcher of another build (cached before a redeploy) can load it.
+ */
+function chatFiles(): Plugin {
   return {
-    name: 'persona-chat-size-budget',
+    name: 'persona-chat-chat-files',
     async buildStart() {
-      // The chunks of an earlier build (their names carry a hash) would otherwise pile up beside the new ones. The
-      // classic build comes second and has no chunks.
-      if (classic) return;
-      const old = (await readdir('dist').catch(() => [])).filter(name => /^persona-chat-.*\.js(\.map)?$/.test(name));
-      await Promise.all(old.map(name => rm(`dist/${name}`)));
+      // The files of an earlier build (their names carry a hash) would otherwise pile up beside the new ones.
+      for (const dir of [browserDir, debugDir]) {
+        const old = (await readdir(dir).catch(() => [])).filter(name => name.startsWith('persona-chat'));
+        await Promise.all(old.map(name => rm(`${dir}/${name}`)));
+      }
     },
     generateBundle(_options, bundle) {
-      const chunk = (name: string) => {
-        const file = bundle[name];
-        return file?.type === 'chunk' ? file : undefined;
-      };
-      /** A file and what it imports statically, transitively. */
-      const closure = (name: string, into = new Set<string>()) => {
-        if (into.has(name) || !chunk(name)) return into;
-        into.add(name);
-        for (const imported of chunk(name)!.imports) closure(imported, into);
-        return into;
-      };
-      const entry = chunk('persona-chat.js');
-      if (!entry) return;
-      const launcher = closure(entry.fileName);
-      const chatName = entry.dynamicImports.find(name => chunk(name)?.moduleIds.some(id => id.endsWith('/define.ts')));
-      if (!chatName) this.error('the launcher does not load the chat');
-      const all = closure(chatName!, new Set(launcher));
-      const measure = (files: Set<string>) => [...files].reduce((sum, name) => sum + gzipSize(chunk(name)!.code), 0);
-      for (const [what, files, budget] of [
-        ['the launcher', launcher, budgets.launcher],
-        ['the launcher and the chat', all, budgets.chat],
+      const chat = Object.values(bundle).find(file => file.type === 'chunk' && file.isEntry);
+      if (!chat) return this.error('the chat build made no entry');
+      this.emitFile({
+        type: 'asset',
+        fileName: manifestFile,
+        source: `export default ${JSON.stringify(chat.fileName)};\n`,
+      });
+    },
+  };
+}
+
+/** The launcher's build: the budgets of what a visitor loads, the launcher and the chat it names. */
+function launcherFiles(chat: string): Plugin {
+  return {
+    name: 'persona-chat-launcher-files',
+    async generateBundle(_options, bundle) {
+      const launcher = bundle['persona-chat.js'];
+      if (launcher?.type !== 'chunk') return this.error('the launcher build made no persona-chat.js');
+      const chatCode = await readFile(`${debugDir}/${chat}`, 'utf8');
+      if (/^import\b|\bfrom"\.\//m.test(chatCode))
+        return this.error(`${chat} imports another file: it must stand alone`);
+      const sizes = [gzipSize(launcher.code), gzipSize(chatCode.replace(/\n\/\/# sourceMappingURL=.*\n?$/, ''))];
+      for (const [what, size, budget] of [
+        [`the launcher (persona-chat.js)`, sizes[0]!, budgets.launcher],
+        [`the launcher and the chat (persona-chat.js, ${chat})`, sizes[0]! + sizes[1]!, budgets.chat],
       ] as const) {
-        const size = measure(files);
-        const line = `${what} (${[...files].join(', ')}): ${(size / 1024).toFixed(1)} KB gzip (budget ${(budget / 1024).toFixed(1)} KB)`;
+        const line = `${what}: ${(size / 1024).toFixed(1)} KB gzip (budget ${(budget / 1024).toFixed(1)} KB)`;
         if (size > budget) this.error(`${line}: over budget`);
         this.info(line);
+      }
+    },
+  };
+}
+
+/**
+ * Each build writes to the debug folder, with source maps; the public folder gets the same files without them (and
+ * without the comment that points at them). Their names do not change: a hash is of the code alone.
+ */
+function publicCopy(): Plugin {
+  return {
+    name: 'persona-chat-public-copy',
+    async writeBundle(_options, bundle) {
+      await mkdir(browserDir, { recursive: true });
+      for (const name of Object.keys(bundle).filter(name => !name.endsWith('.map'))) {
+        const code = await readFile(`${debugDir}/${name}`, 'utf8');
+        await writeFile(`${browserDir}/${name}`, code.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n'));
       }
     },
   };
@@ -87,22 +129,33 @@ function minifyCss(): Plugin {
   };
 }
 
-// The browser bundle of <persona-chat>: the launcher (`persona-chat.js`) with the chat (every dependency inside) and
-// a small chunk per language beside it; and, with `--mode classic`, the classic-script build, one file holding all.
-export default defineConfig(({ mode }) => {
-  const classic = mode === 'classic';
+/**
+ * The browser bundle of <persona-chat>, in three builds, each into `dist/browser/` (and `dist/browser-debug/`, with
+ * source maps): `--mode chat`, the chat with its lazy chunks and the manifest naming it; then the launcher
+ * (`persona-chat.js`), which loads that chat from beside it; and `--mode classic`, the classic-script build, one file
+ * holding all (`persona-chat.iife.js`).
+ */
+export default defineConfig(async ({ mode }): Promise<UserConfig> => {
+  const build = mode === 'chat' ? 'chat' : mode === 'classic' ? 'classic' : 'launcher';
+  const chat = build === 'launcher' ? await chatFileIn(debugDir) : '';
   return {
-    plugins: [shortenProperties(), minifyCss(), minifyTemplates(), sizeBudget(classic)],
+    // The launcher loads the chat by the name of its file.
+    define: build === 'launcher' ? { __PERSONA_CHAT_CHAT__: JSON.stringify(chat) } : {},
+    plugins: [
+      shortenProperties(),
+      minifyCss(),
+      minifyTemplates(),
+      ...(build === 'chat' ? [chatFiles()] : build === 'launcher' ? [launcherFiles(chat)] : []),
+      publicCopy(),
+    ],
     build: {
       target: 'es2022',
       sourcemap: true,
       emptyOutDir: false,
-      outDir: 'dist',
+      outDir: debugDir,
       minify: true,
       // Lib mode keeps whitespace in ES output for downstream bundlers; these files go to browsers as they are.
       rolldownOptions: {
-        // The chat chunk takes what it shares with the launcher (the launcher's styles) from the launcher file.
-        preserveEntrySignatures: 'allow-extension',
         // Pure annotations are hints for a bundler; nothing bundles these files again, and the chat has 24 of them.
         output: {
           minify: true,
@@ -110,14 +163,17 @@ export default defineConfig(({ mode }) => {
           chunkFileNames: 'persona-chat-[name]-[hash].js',
         },
       },
-      lib: classic
-        ? {
-            entry: 'src/element/define.ts',
-            name: 'PersonaChat',
-            formats: ['iife'],
-            fileName: () => 'persona-chat.iife.js',
-          }
-        : { entry: 'src/element/launcher.ts', formats: ['es'], fileName: () => 'persona-chat.js' },
+      lib:
+        build === 'classic'
+          ? {
+              entry: 'src/element/define.ts',
+              name: 'PersonaChat',
+              formats: ['iife'],
+              fileName: () => 'persona-chat.iife.js',
+            }
+          : build === 'chat'
+            ? { entry: 'src/element/define.ts', formats: ['es'], fileName: () => 'persona-chat-define-[hash].js' }
+            : { entry: 'src/element/launcher.ts', formats: ['es'], fileName: () => 'persona-chat.js' },
     },
   };
 });

@@ -2,6 +2,10 @@
 // at /persona-chat and the real emulator behind it (and at /emulator), so element tests cross the real protocol. Run
 // through `node --import tsx` (see package.json) so this file can load the TypeScript sources of the backend and
 // emulator.
+import { rmSync } from 'node:fs';
+import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { getRequestListener } from '@hono/node-server';
 import { SignJWT, decodeJwt } from 'jose';
@@ -11,6 +15,7 @@ import { createBackend } from './src/server/app.ts';
 import { MemoryStore } from './src/server/store.ts';
 import { browserLaunchers } from './test/support/browsers.mjs';
 import { makeTable } from './test/bench/reply.ts';
+import { buildBrowser, builtChat } from './test/support/built.mjs';
 import { freePort } from './test/support/ports.mjs';
 import { reactEsm } from './test/support/react-esm.mjs';
 
@@ -72,6 +77,45 @@ const clipboardPlugin = {
     }
   },
 };
+
+/**
+ * The browser bundle as built (`npm run test:browser` builds it once for every engine; a run of web-test-runner alone
+ * builds its own), served under `/built/<site>/` as sites serve it, each `site` a way a real one goes wrong:
+ * - `whole`: the whole folder, as the README says;
+ * - `launcher-only`: the launcher copied alone, every other file missing;
+ * - `older`: a launcher of an earlier build, as a cache keeps it after a redeploy: it names that build's chat, which
+ *   the redeploy removed (made here from the current launcher with the old chat's name in it);
+ * - `flaky-<n>`: the whole folder behind a server that fails the first request for the chat's file.
+ */
+let builtDir = process.env.PERSONA_CHAT_BUILT;
+if (!builtDir) {
+  const own = await mkdtemp(join(tmpdir(), 'persona-chat-built-'));
+  process.once('exit', () => rmSync(own, { recursive: true, force: true }));
+  builtDir = await buildBrowser(own);
+}
+const builtFiles = new Set(await readdir(builtDir));
+const chatFile = await builtChat(builtDir);
+const olderChat = 'persona-chat-define-0lderB1d.js';
+/** Every request for a built file, by site: its path and query after `/built/<site>/`. */
+const builtRequests = new Map();
+/** The flaky sites that already dropped their chat's first request. */
+const dropped = new Set();
+
+async function built(ctx) {
+  const [, site, file] = /^\/built\/([\w-]+)\/([\w.-]+)$/.exec(ctx.path) ?? [];
+  if (!site) return void (ctx.status = 404);
+  builtRequests.set(site, [...(builtRequests.get(site) ?? []), file + ctx.search]);
+  if (site.startsWith('flaky-') && file === chatFile && !dropped.has(site)) {
+    dropped.add(site);
+    // A failure of the server or of a proxy before it: a dropped connection is asked again by the browser itself.
+    return void (ctx.status = 503);
+  }
+  if (!builtFiles.has(file) || (site === 'launcher-only' && file !== 'persona-chat.js')) return void (ctx.status = 404);
+  let code = await readFile(join(builtDir, file), 'utf8');
+  if (site === 'older' && file === 'persona-chat.js') code = code.replaceAll(chatFile, olderChat);
+  ctx.type = 'text/javascript';
+  ctx.body = code;
+}
 
 /** A free port for the test server, so the backend can allow its exact origin. */
 const port = await freePort();
@@ -259,6 +303,8 @@ const backendListener = getRequestListener((request, env) => backend.fetch(reque
 async function testSupport(ctx) {
   ctx.type = 'application/json';
   if (ctx.path === '/test-support/continues') ctx.body = JSON.stringify(continues);
+  else if (ctx.path === '/test-support/built-requests')
+    ctx.body = JSON.stringify(builtRequests.get(ctx.query.site) ?? []);
   else if (ctx.path === '/test-support/feedback-calls') ctx.body = JSON.stringify(feedbackCalls);
   else if (ctx.path === '/test-support/reset') {
     continues.length = 0;
@@ -337,6 +383,7 @@ export default {
   middleware: [
     async function mounts(ctx, next) {
       if (ctx.path.startsWith('/test-support/')) return testSupport(ctx);
+      if (ctx.path.startsWith('/built/')) return built(ctx);
       if (ctx.path.startsWith('/persona-chat')) {
         if (cutOff) return void ctx.req.socket.destroy();
         if (/\/(messages|events)$/.test(ctx.path)) {

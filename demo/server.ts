@@ -18,7 +18,7 @@ import { createBackend } from '../src/server/app.js';
 import { stopOnSignals } from '../src/cli-support.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
-const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+const dist = fileURLToPath(new URL('../dist/browser/', import.meta.url));
 const types: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -107,7 +107,7 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   }
   const file = path === '/' ? 'index.html' : path.endsWith('/') ? `${path}index.html` : path;
   // The element's script, its classic-script build, and the chunks beside it (the other languages' strings).
-  const fromDist = /^\/persona-chat[\w.-]*\.js(\.map)?$/.test(file);
+  const fromDist = /^\/persona-chat[\w.-]*\.js$/.test(file);
   const full = normalize(join(fromDist ? dist : join(root, 'site'), file));
   if (!full.startsWith(fromDist ? dist : join(root, 'site'))) return res.writeHead(404).end();
   let content: Buffer;

@@ -17,9 +17,17 @@ const backend = createBackend({
 const app = express();
 app.use(nodeMiddleware(backend)); // before any body parser: it reads the raw body
 app.use(express.json());
-// The launcher, with the chunks it loads from beside it.
+// The element's public folder: the launcher, and what it loads from beside it. A file whose name carries a hash never
+// changes; the launcher, the manifest and the classic-script build change with each release.
 const assets = dirname(fileURLToPath(import.meta.resolve('persona-chat/persona-chat.js')));
-app.use('/assets', express.static(assets));
+const unhashed = /\/persona-chat(-manifest|\.iife)?\.js$/;
+app.use(
+  '/assets',
+  express.static(assets, {
+    setHeaders: (res, path) =>
+      res.setHeader('Cache-Control', unhashed.test(path) ? 'no-cache' : 'public, max-age=31536000, immutable'),
+  }),
+);
 app.get('/', (_req, res) => {
   res.send(`<!doctype html>
 <html lang="en">

@@ -1,18 +1,13 @@
 /**
  * @module
  * Which language an element speaks, with nothing to load: the launcher needs it before the chat is loaded (for its
- * label), and the chat to pick its string table.
+ * label), and the chat to pick its string table; each knows the languages it has words in.
  */
-import { openLabels } from './locales/open.js';
-
-/** The languages with a string table, English included: those the launcher has a label in (a test lists them). */
-export const languages = Object.keys(openLabels);
-
-/** The language of a BCP 47 tag that has a table (`pt-BR` is `pt`, `iw` is `he`), else English. */
-export function languageOf(tag: string): string {
+/** The language of a BCP 47 tag (`pt-BR` is `pt`, `iw` is `he`) if it is one of `known`, else English. */
+export function languageOf(tag: string, known: readonly string[]): string {
   const base = tag.trim().toLowerCase().split(/[-_]/)[0]!;
   const language = base === 'iw' ? 'he' : base;
-  return languages.includes(language) ? language : 'en';
+  return known.includes(language) ? language : 'en';
 }
 
 /** An element's locale: its `lang`, then the nearest `[lang]`, then the document's, then the browser's. */

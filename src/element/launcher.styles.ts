@@ -59,9 +59,6 @@ export const launcherCss = css`
   :host([hidden]) {
     display: none;
   }
-  :host([mode='inline']) {
-    block-size: 100%;
-  }
   *,
   *::before,
   *::after {
@@ -75,14 +72,6 @@ export const launcherCss = css`
   :focus-visible {
     outline: 2px solid var(--_focus);
     outline-offset: 2px;
-  }
-  .sr-only {
-    position: absolute;
-    inline-size: 1px;
-    block-size: 1px;
-    overflow: hidden;
-    clip-path: inset(50%);
-    white-space: nowrap;
   }
 
   /* Launcher mode */
@@ -118,6 +107,30 @@ export const launcherCss = css`
     .launcher {
       transition: none;
     }
+  }
+`;
+
+/**
+ * The launcher script's notice that the chat cannot be loaded, where the panel would be: above the launcher, or in
+ * an inline element's box. Only the launcher script uses it; the chat has its own error notices.
+ */
+export const unavailableCss = css`
+  .unavailable {
+    position: fixed;
+    inset-block-end: calc(var(--_offset) + var(--_launcher-size) + 12px);
+    inset-inline-end: var(--_offset);
+    z-index: var(--_z);
+    padding: 12px 16px;
+    border: 1px solid var(--_border);
+    border-radius: var(--_radius);
+    background: var(--_bg);
+    color: var(--_error);
+  }
+  :host([position='bottom-left']) .unavailable {
+    inset-inline: var(--_offset) auto;
+  }
+  :host([mode='inline']) .unavailable {
+    position: static;
   }
 `;
 

@@ -8,10 +8,15 @@
  *
  * The element is defined only when the chat is loaded: until then it is an undefined element whose shadow root
  * holds the launcher, and the chat takes that root over. Safe to load twice, and beside the classic-script build.
+ *
+ * A chat that does not load is asked for again, after a pause and at once on the visitor's next intent, and each
+ * new try asks the manifest beside this file which chat is current: a launcher cached before a redeploy finds the
+ * chat deployed now. When the tries keep failing, the elements the visitor waits on say so where the panel would be,
+ * and the console says once where the chat was looked for.
  */
 import { languageOf, localeOf } from './language.js';
-import { chatIconPath, launcherCss } from './launcher.styles.js';
-import { openLabels } from './locales/open.js';
+import { chatIconPath, launcherCss, unavailableCss } from './launcher.styles.js';
+import { launcherTexts } from './locales/open.js';
 
 const tag = 'persona-chat';
 const mark = Symbol.for('persona-chat.launcher');
@@ -21,12 +26,91 @@ interface Chat extends HTMLElement {
   show(): Promise<void>;
 }
 
+/** The name of the chat's file beside this one, which carries its hash: the build sets it. */
+declare const __PERSONA_CHAT_CHAT__: string | undefined;
+/** The chat's file, beside this one; in the sources, its module. */
+const chatFile = typeof __PERSONA_CHAT_CHAT__ === 'string' ? __PERSONA_CHAT_CHAT__ : './define.ts';
+/** The module beside this file that names the chat of the build deployed now. */
+const manifestFile = 'persona-chat-manifest.js';
+/** The pauses before the first tries again; after them, a try waits for the visitor's intent. */
+const pauses = [500, 1000, 2000];
+
+/** The try under way, or the chat loaded. */
 let chat: Promise<void> | undefined;
-/** Loads the chat, once, and defines the element with it, which takes each launcher over. */
-const load = () =>
-  (chat ??= import('./define.js').then(({ PersonaChat }) => {
-    if (!customElements.get(tag)) customElements.define(tag, PersonaChat);
+/** The tries that failed: each later one asks for its files afresh, under URLs of their own. */
+let failures = 0;
+let retry: ReturnType<typeof setTimeout> | undefined;
+/**
+ * The elements that show the chat now (inline, or `open`) or whose launcher was pressed (true: they open once the
+ * chat is there): told when it cannot be loaded.
+ */
+const waiting = new Map<Element, boolean>();
+
+const beside = (file: string) => new URL(failures ? `${file}?try=${failures}` : file, import.meta.url).href;
+
+/** Loads the chat, once (it defines the element, which takes each launcher over); never rejects. */
+function load(): Promise<void> {
+  clearTimeout(retry);
+  let href = beside(chatFile);
+  return (chat ??= (async () => {
+    if (failures) {
+      const manifest = import(/* @vite-ignore */ beside(manifestFile)) as Promise<{ default: string }>;
+      href = beside(
+        await manifest.then(
+          current => current.default,
+          () => chatFile,
+        ),
+      );
+    }
+    await import(/* @vite-ignore */ href);
+    waiting.forEach((pressed, el) => pressed && void (el as Chat).updateComplete.then(() => (el as Chat).show()));
+    waiting.clear();
+  })().catch((error: unknown) => {
+    chat = undefined;
+    if (++failures <= pauses.length) return void (retry = setTimeout(load, pauses[failures - 1]));
+    // The pauses are over: the console is told once, and from now on a failed try is said at once.
+    if (failures === pauses.length + 1) {
+      console.error(`<persona-chat>: no chat at ${href}: serve the whole folder persona-chat.js is in.`, error);
+    }
+    waiting.forEach((_pressed, el) => unavailable(el));
   }));
+}
+
+let sheet: CSSStyleSheet | undefined;
+
+/** The launcher's styles, shared by every root the launcher script draws in. */
+function styles() {
+  if (!sheet) {
+    sheet = new CSSStyleSheet();
+    sheet.replaceSync(launcherCss + unavailableCss);
+  }
+  return [sheet];
+}
+
+/** Says, where the panel would be, that the chat cannot be loaded; the visitor's next intent tries again. */
+function unavailable(el: Element) {
+  const root = el.shadowRoot ?? el.attachShadow({ mode: 'open' });
+  root.querySelector('.launcher')?.removeAttribute('aria-busy');
+  if (root.querySelector('.unavailable')) return;
+  root.adoptedStyleSheets = styles();
+  const notice = document.createElement('div');
+  notice.className = 'unavailable';
+  notice.setAttribute('part', 'panel error');
+  notice.setAttribute('role', 'alert');
+  notice.lang = language(el);
+  notice.dir = 'auto';
+  notice.textContent = launcherTexts[notice.lang]![1];
+  root.append(notice);
+  listen(el);
+}
+
+/** Loads the chat when the visitor shows intent: a pointer over the element, the focus in it, a touch. */
+function listen(el: Element) {
+  for (const intent of ['pointerenter', 'focusin', 'touchstart']) el.addEventListener(intent, load, { passive: true });
+}
+
+/** The element's language, if the launcher has words in it. */
+const language = (el: Element) => languageOf(localeOf(el), Object.keys(launcherTexts));
 
 /** Whether this tab holds a message a reload interrupted before the backend accepted it. */
 function interrupted() {
@@ -45,20 +129,16 @@ function label(el: Element) {
   } catch {
     // Not JSON: the chat reports it once loaded.
   }
-  return openLabels[languageOf(localeOf(el))]!;
+  return launcherTexts[language(el)]![0];
 }
-
-let sheet: CSSStyleSheet | undefined;
 
 function draw(el: Element) {
   if (customElements.get(tag) || el.shadowRoot) return;
-  if (el.getAttribute('mode') === 'inline' || el.hasAttribute('open') || interrupted()) return void load();
+  const now = el.getAttribute('mode') === 'inline' || el.hasAttribute('open');
+  if (now) waiting.set(el, false);
+  if (now || interrupted()) return void load();
   const root = el.attachShadow({ mode: 'open' });
-  if (!sheet) {
-    sheet = new CSSStyleSheet();
-    sheet.replaceSync(launcherCss);
-  }
-  root.adoptedStyleSheets = [sheet];
+  root.adoptedStyleSheets = styles();
   const button = document.createElement('button');
   button.className = 'launcher';
   button.setAttribute('part', 'launcher');
@@ -81,13 +161,10 @@ function draw(el: Element) {
   // A press opens the chat as soon as it is there; until then the launcher says it is busy.
   button.addEventListener('click', () => {
     button.setAttribute('aria-busy', 'true');
-    void load()
-      .then(() => (el as Chat).updateComplete)
-      .then(() => (el as Chat).show());
+    waiting.set(el, true);
+    void load();
   });
-  for (const intent of ['pointerenter', 'focusin', 'touchstart']) {
-    el.addEventListener(intent, load, { once: true, passive: true });
-  }
+  listen(el);
   root.append(button);
   if ('requestIdleCallback' in window) requestIdleCallback(load);
   else setTimeout(load, 200);

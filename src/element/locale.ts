@@ -22,6 +22,9 @@ const tables: Record<string, () => Table> = {
   zh: () => import('./locales/zh.js'),
 };
 
+/** The languages with a string table, English (built in) first. */
+export const languages = ['en', ...Object.keys(tables)];
+
 /** The language's table; undefined for English. Rejects when the file cannot be loaded. */
 export async function loadTable(language: string): Promise<Partial<Strings> | undefined> {
   return (await tables[language]?.())?.default;

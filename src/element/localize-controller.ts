@@ -6,7 +6,7 @@
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { languageOf, localeOf } from './language.js';
-import { loadTable } from './locale.js';
+import { languages, loadTable } from './locale.js';
 import type { Strings } from './strings.js';
 
 export class LocalizeController implements ReactiveController {
@@ -42,7 +42,7 @@ export class LocalizeController implements ReactiveController {
 
   /** Shows the strings of the element's language, loading its table first; call it when `lang` changes. */
   update() {
-    const language = languageOf(this.locale);
+    const language = languageOf(this.locale, languages);
     if (language === this.#wanted) return;
     this.#wanted = language;
     loadTable(language).then(

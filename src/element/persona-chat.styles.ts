@@ -18,6 +18,17 @@ const css = String.raw;
 export const styles = [
   unsafeCSS(launcherCss),
   unsafeCSS(css`
+  :host([mode='inline']) {
+    block-size: 100%;
+  }
+  .sr-only {
+    position: absolute;
+    inline-size: 1px;
+    block-size: 1px;
+    overflow: hidden;
+    clip-path: inset(50%);
+    white-space: nowrap;
+  }
   .badge {
     position: absolute;
     inset-block-start: -4px;

@@ -8,7 +8,7 @@
 //   delta to the final paint, and the time from the last delta to that paint.
 // - long conversations: 500 restored messages (render to paint, DOM nodes, JS heap) beside deep-chat and 500 plain
 //   divs; the CPU of a keystroke and of streaming that reply under 500 messages and under none.
-// - opening: a click on the launcher of a page that loads dist/persona-chat.js, from the chat chunk's arrival to the
+// - opening: a click on the launcher of a page that loads dist/browser/persona-chat.js, from the chat chunk's arrival to the
 //   panel's first paint.
 // - large replies: a 195 KB table of 3,000 rows and a 197 KB list restored and streamed, until every row is drawn:
 //   the longest task of the main thread meanwhile, from a Chromium trace.
@@ -21,6 +21,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { CDPSession, Page } from 'playwright-core';
+import { builtChat } from '../support/built.mjs';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
 import type { ElementBench, Reply, Target } from './element-page.js';
 import type { BenchResult } from './markdown-page.js';
@@ -97,25 +98,23 @@ async function serve() {
     // A page with the launcher: the chat chunk is loaded when the visitor shows intent.
     '/opening': page(
       '<persona-chat endpoint="/api"></persona-chat><script type="module" src="/element.js"></script>' +
-        '<script type="module" src="/dist/persona-chat.js"></script>',
+        '<script type="module" src="/dist/browser/persona-chat.js"></script>',
     ),
   };
-  const launcher = await readFile('dist/persona-chat.js', 'utf8');
-  const chunk = /import\(["'`]\.\/(persona-chat-define-[\w-]+\.js)["'`]\)/.exec(launcher)?.[1];
-  if (!chunk) throw new Error('dist/persona-chat.js does not load a persona-chat-define chunk: run npm run build');
+  const chunk = await builtChat();
   const server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const js = (body: string | Buffer) => res.writeHead(200, { 'content-type': 'text/javascript' }).end(body);
     if (pages[path]) return res.writeHead(200, { 'content-type': 'text/html' }).end(pages[path]);
     if (scripts[path]) return js(scripts[path]);
-    const file = /^\/dist\/[\w.-]+\.js$/.test(path) && (await readFile(path.slice(1)).catch(() => undefined));
+    const file = /^\/dist\/browser\/[\w.-]+\.js$/.test(path) && (await readFile(path.slice(1)).catch(() => undefined));
     if (file) return js(file);
     res.writeHead(404).end();
   });
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    chunk: `/dist/${chunk}`,
+    chunk: `/dist/browser/${chunk}`,
     close() {
       server.closeAllConnections();
       server.close();
@@ -448,7 +447,7 @@ async function openingPanel(server: Server) {
     warm: () => opening(server, false),
   });
   return [
-    `## Opening: a click on the launcher (dist/persona-chat.js) to the panel's first paint (median of ${runs} interleaved runs)`,
+    `## Opening: a click on the launcher (dist/browser/persona-chat.js) to the panel's first paint (median of ${runs} interleaved runs)`,
     '',
     loadLine,
     '',

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
+import { builtChat } from '../support/built.mjs';
 import { chromiumFlags, findChromium } from '../support/chromium.mjs';
 import { backendBench } from './backend.js';
 import { elementBench } from './element.js';
@@ -100,12 +101,12 @@ async function lexing(page: Page) {
 async function size() {
   const rows: Record<string, unknown>[] = [];
   // What a page loads before the chat is opened (the launcher), then the chat it loads on intent.
-  const launcher = await readFile('dist/persona-chat.js').catch(() => undefined);
-  const chatName = launcher && /import\(["'`]\.\/(persona-chat-define-[\w-]+\.js)["'`]\)/.exec(String(launcher))?.[1];
-  const chat = chatName && (await readFile(`dist/${chatName}`));
+  const launcher = await readFile('dist/browser/persona-chat.js').catch(() => undefined);
+  const chatName = await builtChat().catch(() => undefined);
+  const chat = chatName && (await readFile(`dist/browser/${chatName}`));
   for (const [part, file] of [
-    ['dist/persona-chat.js (the launcher: all a page loads before the chat is used)', launcher],
-    [`dist/${chatName} (the chat, loaded on intent)`, chat],
+    ['dist/browser/persona-chat.js (the launcher: all a page loads before the chat is used)', launcher],
+    [`dist/browser/${chatName} (the chat, loaded on intent)`, chat],
   ] as const) {
     if (!file) continue;
     rows.push({

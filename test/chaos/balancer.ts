@@ -91,7 +91,7 @@ export async function startBalancer({ instances, basePath, page }: BalancerOptio
       return;
     }
     if (/^\/persona-chat[\w.-]*\.js$/.test(path)) {
-      readFile(new URL(`../../dist${path}`, import.meta.url)).then(
+      readFile(new URL(`../../dist/browser${path}`, import.meta.url)).then(
         file => res.writeHead(200, { 'content-type': 'text/javascript' }).end(file),
         () => res.writeHead(404).end(),
       );

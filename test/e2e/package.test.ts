@@ -37,14 +37,42 @@ describe('the packed package', { timeout: 300_000 }, () => {
     const manifest = JSON.parse(await readFile(join(dir, 'node_modules/persona-chat/package.json'), 'utf8'));
     assert.equal(manifest.customElements, 'custom-elements.json');
     const files = (await run('find', ['.', '-type', 'f'], { cwd: join(dir, 'node_modules/persona-chat') })).stdout;
-    assert.match(files, /\.\/dist\/persona-chat\.js\n/);
-    for (const chunk of ['ar', 'ja', 'history']) {
-      assert.match(files, new RegExp(`\\./dist/persona-chat-${chunk}-[\\w-]+\\.js\\n`), `the ${chunk} chunk ships`);
+    // The public folder: what a browser needs, and nothing else.
+    const browser = files.split('\n').filter(file => file.startsWith('./dist/browser/'));
+    for (const file of ['persona-chat.js', 'persona-chat.iife.js', 'persona-chat-manifest.js']) {
+      assert.ok(browser.includes(`./dist/browser/${file}`), `${file} ships in dist/browser`);
+    }
+    for (const chunk of ['define', 'ar', 'ja', 'history']) {
+      assert.ok(
+        browser.some(file => new RegExp(`^\\./dist/browser/persona-chat-${chunk}-[\\w-]+\\.js$`).test(file)),
+        `the ${chunk} chunk ships in dist/browser`,
+      );
+    }
+    assert.deepEqual(
+      browser.filter(file => !/^\.\/dist\/browser\/persona-chat[\w.-]*\.js$/.test(file)),
+      [],
+      'dist/browser holds the browser bundle alone: no source maps, declarations or server code',
+    );
+    const debug = files.split('\n').filter(file => file.startsWith('./dist/browser-debug/'));
+    for (const file of browser) {
+      const name = file.slice('./dist/browser/'.length);
+      assert.ok(debug.includes(`./dist/browser-debug/${name}`), `${name} ships in dist/browser-debug too`);
+      if (name !== 'persona-chat-manifest.js') {
+        assert.ok(debug.includes(`./dist/browser-debug/${name}.map`), `${name} has its source map there`);
+      }
     }
     assert.match(files, /\.\/custom-elements\.json\n/);
     for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md'])
       assert.match(files, new RegExp(`\\./${file}\\n`), `${file} ships`);
-    assert.doesNotMatch(files, /\.\/(src|test|demo)\//);
+    // What npm publish would upload (the same list as the tarball's): the build, the manifest, the docs.
+    const unexpected = files
+      .split('\n')
+      .filter(Boolean)
+      .filter(
+        file => !/^\.\/(dist\/|custom-elements\.json$|README\.md$|CHANGELOG\.md$|LICENSE$|package\.json$)/.test(file),
+      );
+    assert.deepEqual(unexpected, [], 'nothing but the build, the manifest and the docs');
+    assert.doesNotMatch(files, /\.test\.|\.\/(src|test|demo|examples|build)\//);
     const elements = JSON.parse(await readFile(join(dir, 'node_modules/persona-chat/custom-elements.json'), 'utf8'));
     const declaration = elements.modules
       .flatMap((m: { declarations?: object[] }) => m.declarations ?? [])

@@ -3,9 +3,9 @@
 // custom-element registry), against the real backend. The browser's idleness cannot be produced on demand, so each
 // frame's requestIdleCallback is replaced by a list the test runs when it chooses.
 import { expect, waitUntil } from '@open-wc/testing';
-import { openLabels } from '../../src/element/locales/open.js';
+import { launcherTexts } from '../../src/element/locales/open.js';
 import { loadTable } from '../../src/element/locale.js';
-import { languages } from '../../src/element/language.js';
+import { languages } from '../../src/element/locale.js';
 import { en } from '../../src/element/strings.js';
 import { juniper, resetAll } from './harness.js';
 
@@ -15,13 +15,13 @@ interface Chat extends HTMLElement {
   updateComplete: Promise<boolean>;
 }
 
-/** A page holding `body`, which loads the launcher script the way a site does. */
-async function page(body: string, before = ''): Promise<Frame> {
+/** A page holding `body`, which loads the launcher script (`src`, its source unless said) the way a site does. */
+async function page(body: string, before = '', src = '/src/element/launcher.ts'): Promise<Frame> {
   const frame = document.createElement('iframe');
   frame.style.cssText = 'width:800px;height:600px';
   frame.srcdoc =
     `<!doctype html><html lang="en"><head><script>window.idle=[];window.requestIdleCallback=f=>idle.push(f);${before}</script>` +
-    `<script type="module" src="/src/element/launcher.ts"></script></head><body>${body}</body></html>`;
+    `<script type="module" src="${src}"></script></head><body>${body}</body></html>`;
   const loaded = new Promise(resolve => frame.addEventListener('load', resolve, { once: true }));
   document.body.append(frame);
   await loaded;
@@ -57,7 +57,7 @@ describe('the launcher script', () => {
     launcher('a').click();
     await w.customElements.whenDefined('persona-chat');
     const a = chat(w, '#a');
-    await waitUntil(() => a.open, 'the press opens the panel');
+    await waitUntil(() => a.open, 'the press opens the panel', { timeout: 5000 });
     await a.updateComplete;
     expect(a.shadowRoot, 'the chat took the launcher’s root over').to.equal(root);
     expect(a.shadowRoot!.querySelectorAll('[part="launcher"]')).to.have.length(1);
@@ -129,10 +129,131 @@ describe('the launcher script', () => {
     expect(added.shadowRoot!.querySelectorAll('[part="launcher"]')).to.have.length(1);
   });
 
-  it('has the launcher’s label of every language’s table', async () => {
+  it('has the launcher’s label of every language’s table, and its words in every language and no other', async () => {
+    expect(Object.keys(launcherTexts).sort()).to.deep.equal([...languages].sort());
     for (const language of languages) {
       const table = language === 'en' ? en : await loadTable(language);
-      expect(openLabels[language], language).to.equal(table!.open);
+      expect(launcherTexts[language]![0], language).to.equal(table!.open);
+      expect(launcherTexts[language]![1], language).to.be.a('string').and.not.equal('');
     }
+  });
+});
+
+/**
+ * The launcher as built, served as sites serve it, rightly or not (web-test-runner.config.mjs, `/built/<site>/`): the
+ * whole folder, the launcher copied alone, a launcher of an earlier build after a redeploy, and a server that fails
+ * the first request for the chat.
+ */
+describe('the launcher script as built', () => {
+  beforeEach(resetAll);
+  afterEach(() => document.querySelectorAll('iframe').forEach(frame => frame.remove()));
+
+  /** What the test server was asked for, of a site's files: each file's name and query. */
+  const requests = async (site: string): Promise<string[]> =>
+    (await fetch(`/test-support/built-requests?site=${site}`)).json();
+  /** The launcher of `el`, as the launcher script or the chat drew it. */
+  const button = (el: Element) => el.shadowRoot!.querySelector<HTMLButtonElement>('[part="launcher"]')!;
+  /** A page whose console errors are kept in `errors`, loading the launcher of `site`. */
+  const builtPage = (site: string, body: string) =>
+    page(
+      body,
+      'window.errors=[];console.error=(...a)=>errors.push(a.map(String).join(" "));',
+      `/built/${site}/persona-chat.js`,
+    );
+
+  it('loads the chat from beside itself when the whole folder is served, and opens it on a press', async () => {
+    const w = await builtPage(
+      'whole',
+      `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+    );
+    const el = chat(w);
+    button(el).click();
+    await waitUntil(() => el.open, 'the press opens the panel');
+    const files = await requests('whole');
+    expect(
+      files.filter(file => file.startsWith('persona-chat-define-')),
+      'the chat, asked once',
+    ).to.have.length(1);
+    expect(
+      files.some(file => file.startsWith('persona-chat-manifest.js')),
+      'the manifest is not needed',
+    ).to.equal(false);
+  });
+
+  it('says where the panel would be that the chat cannot be loaded when the launcher was copied alone', async function () {
+    this.timeout(30_000);
+    const w = (await builtPage(
+      'launcher-only',
+      `<persona-chat id="shop" endpoint="/persona-chat" persona-id="${juniper}" lang="de"></persona-chat>` +
+        `<persona-chat id="help" mode="inline" endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+    )) as Frame & { errors: string[] };
+    const shop = chat(w, '#shop');
+    const help = chat(w, '#help');
+    button(shop).click();
+    expect(button(shop).getAttribute('aria-busy'), 'busy while it tries').to.equal('true');
+    const notice = (el: Element) => el.shadowRoot?.querySelector<HTMLElement>('[role="alert"]');
+    await waitUntil(() => notice(shop) && notice(help), 'both say so, once the tries are over', { timeout: 15_000 });
+    expect([notice(shop)!.lang, notice(shop)!.textContent]).to.deep.equal(['de', launcherTexts.de![1]]);
+    expect([notice(help)!.lang, notice(help)!.textContent]).to.deep.equal(['en', launcherTexts.en![1]]);
+    expect(button(shop).hasAttribute('aria-busy'), 'no longer busy').to.equal(false);
+    for (const el of [shop, help]) {
+      const box = notice(el)!.getBoundingClientRect();
+      expect(box.width > 0 && box.height > 0 && box.top >= 0 && box.bottom <= w.innerHeight, el.id).to.equal(true);
+    }
+    expect(w.customElements.get('persona-chat')).to.equal(undefined);
+
+    // The console is told once where the chat was looked for, and what to do.
+    expect(w.errors).to.have.length(1);
+    expect(w.errors[0]).to.match(/\/built\/launcher-only\/persona-chat-define-[\w-]+\.js\?try=\d/);
+    expect(w.errors[0]).to.contain('serve the whole folder');
+
+    // Each try asked afresh: the chat four times (the first, then after each pause), the manifest before each retry.
+    const tried = await requests('launcher-only');
+    const chats = tried.filter(file => file.startsWith('persona-chat-define-'));
+    expect(chats).to.have.length(4);
+    expect(new Set(chats).size, 'each under a URL of its own').to.equal(4);
+    expect(tried.filter(file => file.startsWith('persona-chat-manifest.js'))).to.have.length(3);
+
+    // The visitor's next intent tries again at once; the console is not told twice.
+    shop.dispatchEvent(new PointerEvent('pointerenter'));
+    await waitUntil(async () => (await requests('launcher-only')).length > tried.length + 1, 'a new try');
+    expect(w.errors).to.have.length(1);
+  });
+
+  it('asks again for a chat whose first request failed, and opens it', async () => {
+    const site = `flaky-${Math.random().toString(36).slice(2)}`;
+    const w = (await builtPage(
+      site,
+      `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+    )) as Frame & {
+      errors: string[];
+    };
+    const el = chat(w);
+    button(el).click();
+    await waitUntil(() => el.open, 'the press opens the panel once the chat is there', { timeout: 10_000 });
+    const files = (await requests(site)).filter(file => file !== 'persona-chat.js');
+    expect(files.map(file => file.replace(/define-[\w-]+/, 'define-*'))).to.deep.equal([
+      'persona-chat-define-*.js',
+      'persona-chat-manifest.js?try=1',
+      'persona-chat-define-*.js?try=1',
+    ]);
+    expect(el.shadowRoot!.querySelector('[role="alert"].unavailable')).to.equal(null);
+    expect(w.errors).to.deep.equal([]);
+  });
+
+  it('finds the chat deployed now when it is a launcher of an earlier build, and the chat works', async () => {
+    const w = await builtPage(
+      'older',
+      `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+    );
+    const el = chat(w) as Chat & { send(text: string): Promise<{ content: string }> };
+    button(el).click();
+    await waitUntil(() => el.open, 'the press opens the panel', { timeout: 10_000 });
+    const files = (await requests('older')).filter(file => file !== 'persona-chat.js');
+    expect(files[0], 'the chat it was built with, which is gone').to.equal('persona-chat-define-0lderB1d.js');
+    expect(files[1]).to.equal('persona-chat-manifest.js?try=1');
+    expect(files[2]).to.match(/^persona-chat-define-[\w-]+\.js\?try=1$/);
+    const reply = await el.send('How long does shipping take?');
+    expect(reply.content).to.contain('business days');
   });
 });

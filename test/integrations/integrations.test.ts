@@ -48,6 +48,22 @@ const picked = process.env.PERSONA_CHAT_INTEGRATIONS?.split(',').map(name => nam
 const keep = Boolean(process.env.PERSONA_CHAT_KEEP_INTEGRATIONS);
 const chosen = (name: string) => !picked || picked.includes(name);
 
+/**
+ * What the README's "On your site" tells a site to do: the command that copies the element's files to its static
+ * folder, and the script tag that loads them. The static pages below run both as written.
+ */
+const onYourSite = await (async () => {
+  const readme = await readFile(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(
+    readme.indexOf('\n## On your site'),
+    readme.indexOf('\n## ', readme.indexOf('\n## On your site') + 1),
+  );
+  const copy = /```sh\n(cp -r [^\n]+)\n```/.exec(section)?.[1];
+  const script = /```html\n(<script type="module" src="[^"]+"><\/script>)\n/.exec(section)?.[1];
+  assert.ok(copy && script, 'the README says how to copy the files and load them, in "On your site"');
+  return { copy, script };
+})();
+
 const apiKey = 'integration-test-key';
 const tokenSecret = 'integration-test-secret-of-at-least-32-bytes';
 const juniper = defaultPersonas.find(persona => persona.name === 'Juniper')!.personaId;
@@ -128,10 +144,19 @@ async function staticSite(dir: string): Promise<{ server: Server; port: number }
 describe('integrations, from the packed package in fresh folders', { timeout: 1_800_000 }, () => {
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'persona-chat-integrations-'));
-    const packed = await run('npm', ['pack', '--pack-destination', work, '--silent'], {
-      cwd: root,
-      env: { ...process.env } as Record<string, string>,
-    });
+    const env = { ...process.env } as Record<string, string>;
+    // The package as "On your site" makes it while it is not published: a fresh clone of the repository (what is
+    // committed), `npm install` and `npm pack` there. PERSONA_CHAT_PACK_HERE=1 packs this folder as it is instead.
+    let source = root;
+    if (!process.env.PERSONA_CHAT_PACK_HERE) {
+      source = join(work, 'persona-chat');
+      const cloned = await run('git', ['clone', '--quiet', root, source], { cwd: work, env });
+      assert.ok(cloned.ok, `git clone failed:\n${tail(cloned.output)}`);
+      const flags = ['--cache', cache, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'];
+      const installed = await run('npm', ['install', ...flags], { cwd: source, env });
+      assert.ok(installed.ok, `npm install failed in the clone:\n${tail(installed.output)}`);
+    }
+    const packed = await run('npm', ['pack', '--pack-destination', work, '--silent'], { cwd: source, env });
     assert.ok(packed.ok, `npm pack failed:\n${tail(packed.output)}`);
     tarball = join(work, packed.output.trim().split('\n').at(-1)!);
     emulator = await startEmulator({ apiKey, pace: 200 });
@@ -149,12 +174,11 @@ describe('integrations, from the packed package in fresh folders', { timeout: 1_
   async function staticPage(t: TestContext, name: string, pageHost: string, cookie?: object) {
     const dir = await freshFolder(work, name, { tarball, cache, dependencies: [] });
     const own = programs(t);
-    // The site: the page, and the element's files copied beside it as a site copies them to its static host.
-    const siteDir = join(dir, 'site');
-    await cp(join(dir, 'node_modules/persona-chat/dist'), siteDir, {
-      recursive: true,
-      filter: source => !/\.(d\.ts|map)$/.test(source),
-    });
+    // The site: the element's files copied to its static folder with the README's command, and a page that loads
+    // them as the README's does.
+    const siteDir = join(dir, 'public');
+    const copied = await run('sh', ['-c', onYourSite.copy], { cwd: dir, env: cleanEnv(dir) });
+    assert.ok(copied.ok, `${onYourSite.copy} failed:\n${tail(copied.output)}`);
     const site = await staticSite(siteDir);
     t.after(() => new Promise(resolve => site.server.close(resolve)));
     const origin = `http://${pageHost}:${site.port}`;
@@ -183,7 +207,7 @@ describe('integrations, from the packed package in fresh folders', { timeout: 1_
       [
         '<!doctype html>',
         '<html lang="en">',
-        '<head><meta charset="utf-8"><title>Help</title><script type="module" src="/persona-chat.js"></script></head>',
+        `<head><meta charset="utf-8"><title>Help</title>${onYourSite.script}</head>`,
         `<body><persona-chat endpoint="${backendUrl}/persona-chat" heading="Help" mode="inline"></persona-chat></body>`,
         '</html>',
       ].join('\n'),
@@ -233,6 +257,14 @@ describe('integrations, from the packed package in fresh folders', { timeout: 1_
       await sendAndSeeReply(page, `${origin}/`);
       await reloadAndSeeRestored(page);
     });
+    // The public folder with the README's cache headers: what changes with a release is asked again, the rest kept.
+    const manifest = await fetch(`${origin}/assets/persona-chat-manifest.js`);
+    const chat = /"([^"]+)"/.exec(await manifest.text())?.[1];
+    const caching = async (file: string) => (await fetch(`${origin}/assets/${file}`)).headers.get('cache-control');
+    assert.deepEqual(
+      [manifest.headers.get('cache-control'), await caching('persona-chat.js'), await caching(chat!)],
+      ['no-cache', 'no-cache', 'public, max-age=31536000, immutable'],
+    );
   });
 
   it(
@@ -293,10 +325,7 @@ describe('integrations, from the packed package in fresh folders', { timeout: 1_
       t.skip(`workerd, installed without its install script, does not run here: ${tail(workerd.output, 5)}`);
       return;
     }
-    await cp(join(dir, 'node_modules/persona-chat/dist'), join(dir, 'public/assets'), {
-      recursive: true,
-      filter: source => !/\.(d\.ts|map)$/.test(source),
-    });
+    await cp(join(dir, 'node_modules/persona-chat/dist/browser'), join(dir, 'public/assets'), { recursive: true });
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
     /** wrangler dev with the secrets in .dev.vars, as Wrangler reads local secrets; the chat, sent and restored. */

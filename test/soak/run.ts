@@ -92,7 +92,7 @@ async function site() {
     const current = match ? lanes[Number(match[1])] : undefined;
     // The element's launcher and the chunks beside it.
     if (/^\/persona-chat[\w.-]*\.js$/.test(url.pathname)) {
-      const file = await readFile(new URL(`../../dist${url.pathname}`, import.meta.url)).catch(() => undefined);
+      const file = await readFile(new URL(`../../dist/browser${url.pathname}`, import.meta.url)).catch(() => undefined);
       return file ? res.writeHead(200, { 'content-type': 'text/javascript' }).end(file) : res.writeHead(404).end();
     }
     if (current && match![2]!.startsWith('/persona-chat')) {

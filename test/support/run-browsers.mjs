@@ -6,16 +6,25 @@
  * side take about a quarter longer than Chromium alone, where one after another they would take three times as
  * long. Each line says its engine; the failed tests are printed again at the end, whole, so that a log cut to its
  * last lines still says what failed; the exit code is 1 when any engine failed. Arguments go to web-test-runner
- * (e.g. `npm run test:browser -- --files test/element/smoke.test.ts`).
+ * (e.g. `npm run test:browser -- --files test/element/smoke.test.ts`). The browser bundle is built first, once, into a
+ * folder of the run's own, which every engine's test server serves as sites do (`/built/`).
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { pickedEngines } from './browsers.mjs';
+import { buildBrowser } from './built.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const engines = pickedEngines();
 const width = Math.max(...engines.map(engine => engine.length));
+
+// The browser bundle as built, once for every engine (web-test-runner.config.mjs serves it under /built/).
+const out = await mkdtemp(join(tmpdir(), 'persona-chat-built-'));
+const built = await buildBrowser(out);
 
 const children = [];
 /** The report of each failed test, by engine: its file, its ❌ line and the indented lines under it. */
@@ -49,7 +58,11 @@ const runs = engines.map(engine => {
       '--static-logging',
       ...process.argv.slice(2),
     ],
-    { cwd: root, env: { ...process.env, BROWSERS: engine }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: root,
+      env: { ...process.env, BROWSERS: engine, PERSONA_CHAT_BUILT: built },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   children.push(child);
   const prefix = `${engine.padEnd(width)} | `;
@@ -70,6 +83,7 @@ const runs = engines.map(engine => {
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => children.forEach(child => child.kill('SIGINT')));
 
 const results = await Promise.all(runs);
+await rm(out, { recursive: true, force: true });
 for (const [engine, failed] of failures) {
   if (failed.length === 0) continue;
   console.log(`\n${engine}: ${failed.length} failed`);
