@@ -1,5 +1,6 @@
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
+import MagicString from 'magic-string';
 import { defineConfig } from 'vite';
 import type { Plugin, UserConfig } from 'vite';
 import { shortenProperties } from './build/properties.js';
@@ -102,15 +103,18 @@ function publicCopy(): Plugin {
  * semicolons, commas and colons' values. Whitespace elsewhere (a descendant combinator before `:hover`, the
  * spaces of `calc()`) can mean something, so it is kept, only collapsed. Numbers lose a leading zero (`.5em`),
  * attribute selectors the quotes around a value that is a plain name (`[theme=dark]`), colours their longer spelling
- * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same.
+ * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same. Each sheet
+ * is replaced whole: the source map sends it to where it started, and the code around it to where it was.
  */
 function minifyCss(): Plugin {
   return {
     name: 'persona-chat-minify-css',
     transform(code, id) {
       if (!id.endsWith('.styles.ts')) return undefined;
+      const out = new MagicString(code);
       // A tag, not the name in prose: a comment that quotes it in backticks would otherwise start a sheet.
-      return code.replace(/(?<![\w`])css`([^`]*)`/g, (_, sheet: string) => {
+      for (const match of code.matchAll(/(?<![\w`])css`([^`]*)`/g)) {
+        const sheet = match[1]!;
         const minified = sheet
           .replace(/\/\*[\s\S]*?\*\//g, '')
           .replace(/\s+/g, ' ')
@@ -123,8 +127,10 @@ function minifyCss(): Plugin {
           .replace(/\btransparent\b/g, '#0000')
           .replace(/\*::/g, '::')
           .trim();
-        return `css\`${minified}\``;
-      });
+        const start = match.index + 'css`'.length;
+        if (minified !== sheet) out.overwrite(start, start + sheet.length, minified);
+      }
+      return { code: out.toString(), map: out.generateMap({ hires: true }) };
     },
   };
 }

@@ -2,9 +2,11 @@
  * Shortens the element's private custom properties (`--_accent`, `--_launcher-size`) to a letter or two each
  * (`--_a`): they are read in every rule of the stylesheets, and their names are for whoever reads the source. Only
  * the private ones, which the launcher's `:host` rule defines, change: the public `--persona-chat-*` ones are the
- * API. Every file of the element gets the same names, so the launcher and the chunks loaded later agree.
+ * API. Every file of the element gets the same names, so the launcher and the chunks loaded later agree. Only the
+ * names change, so the source map sends everything else to where it was.
  */
 import { readFile } from 'node:fs/promises';
+import MagicString from 'magic-string';
 import type { Plugin } from 'vite';
 
 /** A private custom property, as defined or used; its name is all the word characters and dashes after `--_`. */
@@ -19,13 +21,20 @@ export function shortNames(sheet: string): Map<string, string> {
   return names;
 }
 
-/** The code with each private property's short name; throws at one that is not defined, which would read as unset. */
-export function shorten(code: string, names: Map<string, string>): string {
-  return code.replace(property, (_, name: string) => {
+/**
+ * The code with each private property's short name, as a MagicString (its text, and its source map); throws at one
+ * that is not defined, which would read as unset.
+ */
+export function shorten(code: string, names: Map<string, string>): MagicString {
+  const out = new MagicString(code);
+  for (const match of code.matchAll(property)) {
+    const name = match[1]!;
     const short = names.get(name);
     if (!short) throw new Error(`--_${name} is used but not defined`);
-    return `--_${short}`;
-  });
+    const start = match.index + '--_'.length;
+    out.overwrite(start, start + name.length, short);
+  }
+  return out;
 }
 
 export function shortenProperties(definitions = 'src/element/launcher.styles.ts'): Plugin {
@@ -38,7 +47,8 @@ export function shortenProperties(definitions = 'src/element/launcher.styles.ts'
     transform(code, id) {
       if (!/\/src\/element\/.*\.ts$/.test(id) || !code.includes('--_')) return undefined;
       try {
-        return { code: shorten(code, names), map: null };
+        const out = shorten(code, names);
+        return { code: out.toString(), map: out.generateMap({ hires: true }) };
       } catch (error) {
         return this.error(`${id}: ${(error as Error).message}`);
       }

@@ -3,8 +3,10 @@
  * as HTML draws it anyway (no template of the element writes preformatted text in its static parts). Inside a tag,
  * an attribute value that is a plain word loses its quotes (`type=button`) and whitespace before the `>` goes, as
  * the HTML parser, and Lit's, read them the same. Only the templates' static parts change, found by the parser,
- * never the code between them.
+ * never the code between them; the source map sends a changed part to where it started, and the rest of the code to
+ * where it was.
  */
+import MagicString from 'magic-string';
 import type { Plugin } from 'vite';
 
 interface Node {
@@ -69,16 +71,14 @@ export function templates(tree: Node): [number, number][][] {
   return found;
 }
 
-/** A module's code with the static parts of its templates minified. */
-export function minifyCode(code: string, tree: Node): string {
-  const replacements: [number, number, string][] = [];
+/** A module's code with the static parts of its templates minified, as a MagicString (its text, and its source map). */
+export function minifyCode(code: string, tree: Node): MagicString {
+  const out = new MagicString(code);
   for (const parts of templates(tree)) {
     const minified = minifyParts(parts.map(([start, end]) => code.slice(start, end)));
-    parts.forEach(([start, end], i) => replacements.push([start, end, minified[i]!]));
-  }
-  let out = code;
-  for (const [start, end, text] of replacements.sort((a, b) => b[0] - a[0])) {
-    out = out.slice(0, start) + text + out.slice(end);
+    parts.forEach(([start, end], i) => {
+      if (minified[i] !== code.slice(start, end)) out.overwrite(start, end, minified[i]!);
+    });
   }
   return out;
 }
@@ -95,7 +95,8 @@ export function minifyTemplates(): Plugin {
           this.error(`${id}: the parser's offsets of a template do not match its text`);
         }
       }
-      return { code: minifyCode(code, tree), map: null };
+      const out = minifyCode(code, tree);
+      return { code: out.toString(), map: out.generateMap({ hires: true }) };
     },
   };
 }

@@ -1,11 +1,26 @@
+/** The browser build's plugins (`build/`), by their own behaviour and their source maps. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type MagicString from 'magic-string';
 import { parseAst } from 'rolldown/parseAst';
 import { shortNames, shorten } from '../build/properties.js';
 import { minifyCode } from '../build/templates.js';
 
 /** What the build does to a module: the static parts of its html templates minified. */
-const minified = (code: string) => minifyCode(code, parseAst(code) as never);
+const minified = (code: string) => minifyCode(code, parseAst(code) as never).toString();
+
+/** The line and column (from 0) where `text` first occurs in `code`. */
+function place(code: string, text: string): [number, number] {
+  const lines = code.slice(0, code.indexOf(text)).split('\n');
+  return [lines.length - 1, lines.at(-1)!.length];
+}
+
+/** Where the source map of a transform sends `text` of its output: a line and column of its input. */
+function mapped(out: MagicString, text: string): [number, number] | undefined {
+  const [line, column] = place(out.toString(), text);
+  const segment = out.generateDecodedMap({ hires: true }).mappings[line]?.find(([at]) => at === column);
+  return segment && [segment[2]!, segment[3]!];
+}
 
 describe('the build’s template minifier', () => {
   it('collapses the line breaks of html templates, nested ones included, and nothing else', () => {
@@ -55,6 +70,14 @@ describe('the build’s template minifier', () => {
     const code = 'html`<!-- <a href="b" > --><c d="e">`';
     assert.equal(minified(code), 'html`<!-- <a href="b" > --><c d=e>`');
   });
+
+  it('maps the code after a template to where it was, lines collapsed before it', () => {
+    const code = ['const view = html`<p class="a">', '    ${b}', '  </p>`;', 'const after = 1;'].join('\n');
+    const out = minifyCode(code, parseAst(code) as never);
+    assert.equal(out.toString(), 'const view = html`<p class=a> ${b} </p>`;\nconst after = 1;');
+    assert.deepEqual(mapped(out, 'b}'), place(code, 'b}'));
+    assert.deepEqual(mapped(out, 'after'), place(code, 'after'));
+  });
 });
 
 describe('the build’s private property names', () => {
@@ -72,9 +95,16 @@ describe('the build’s private property names', () => {
 
   it('shortens the private properties and nothing else', () => {
     assert.equal(
-      shorten('a { color: var(--_on-accent, var(--persona-chat-x)); --_accent: 1; }', names),
+      shorten('a { color: var(--_on-accent, var(--persona-chat-x)); --_accent: 1; }', names).toString(),
       'a { color: var(--_b, var(--persona-chat-x)); --_a: 1; }',
     );
+  });
+
+  it('maps the code after a shortened name to where it was', () => {
+    const code = 'const sheet = css`a { color: var(--_on-accent); }`, after = 1;';
+    const out = shorten(code, names);
+    assert.deepEqual(mapped(out, 'after'), place(code, 'after'));
+    assert.deepEqual(mapped(out, '); }'), place(code, '); }'));
   });
 
   it('refuses a private property that is not defined', () => {
