@@ -1,10 +1,21 @@
-/** The browser build's plugins (`build/`), by their own behaviour and their source maps. */
+/**
+ * The browser build: its plugins (`build/`) by their own behaviour and their source maps, and a real `vite build` of
+ * both bundles, which prints no warning.
+ */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type MagicString from 'magic-string';
 import { parseAst } from 'rolldown/parseAst';
 import { shortNames, shorten } from '../build/properties.js';
 import { minifyCode } from '../build/templates.js';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
 
 /** What the build does to a module: the static parts of its html templates minified. */
 const minified = (code: string) => minifyCode(code, parseAst(code) as never).toString();
@@ -109,5 +120,51 @@ describe('the build’s private property names', () => {
 
   it('refuses a private property that is not defined', () => {
     assert.throws(() => shorten('a { color: var(--_accent-2); }', names), /--_accent-2 is used but not defined/);
+  });
+});
+
+/**
+ * `vite build` and `vite build --mode classic`, as `npm run build` runs them, in a folder of their own: it links to
+ * everything in the repository but `dist`, so the bundles are written beside the links, and a build running at the
+ * same time (the packed package's) neither sees these files nor has its own removed. At `--logLevel warn` a build
+ * prints only warnings and errors.
+ */
+describe('the browser build', { timeout: 120_000 }, () => {
+  /** Where the builds write (PERSONA_CHAT_OUT), apart from `dist/`, which another suite may be building. */
+  let out: string;
+
+  before(async () => {
+    out = await mkdtemp(join(tmpdir(), 'persona-chat-build-'));
+  });
+  after(() => rm(out, { recursive: true, force: true }));
+
+  // In their order: the launcher names the chat built before it.
+  for (const [bundle, args] of [
+    ['the chat and its chunks', ['--mode', 'chat']],
+    ['the launcher', []],
+    ['the classic script', ['--mode', 'classic']],
+  ] as const) {
+    it(`builds ${bundle} without a warning`, async () => {
+      const { stdout, stderr } = await promisify(execFile)(
+        join(root, 'node_modules/.bin/vite'),
+        ['build', '--logLevel', 'warn', ...args],
+        { cwd: root, env: { ...process.env, PERSONA_CHAT_OUT: out }, maxBuffer: 1 << 24 },
+      );
+      assert.equal(stdout + stderr, '', 'the build printed something');
+    });
+  }
+
+  it('maps the bundles to every stylesheet', async () => {
+    const debug = join(out, 'browser-debug');
+    const maps = (await readdir(debug)).filter(name => name.endsWith('.js.map'));
+    const sources = new Set<string>();
+    for (const map of maps) {
+      for (const source of JSON.parse(await readFile(join(debug, map), 'utf8')).sources as string[]) {
+        sources.add(source.replace(/^.*\/src\//, 'src/'));
+      }
+    }
+    const sheets = (await readdir(join(root, 'src/element'))).filter(name => name.endsWith('.styles.ts'));
+    assert.ok(sheets.length > 0);
+    for (const sheet of sheets) assert.ok(sources.has(`src/element/${sheet}`), `a map holds ${sheet}`);
   });
 });
