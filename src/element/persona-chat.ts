@@ -53,6 +53,9 @@ import type { ConversationSummary } from '../protocol.js';
  * @fires persona-chat-citation - The visitor opened a source.
  * @fires persona-chat-feedback - Thumbs up or down on a reply.
  *
+ * @attr lang - The language of the element's strings; the page's when absent.
+ * @attr dir - `rtl` or `ltr`, instead of the direction of the element's language.
+ *
  * @csspart launcher - The round button that opens the panel (launcher mode).
  * @csspart unread-badge - On the launcher: replies that finished while the panel was closed.
  * @csspart panel - The chat panel.
