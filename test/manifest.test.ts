@@ -1,3 +1,7 @@
+/**
+ * `custom-elements.json`, as `cem analyze` makes it from the element's JSDoc, against the README's tables of the
+ * element's API: each list is the same on both sides, and the manifest describes everything it lists.
+ */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -14,6 +18,8 @@ interface Named {
   kind?: string;
   fieldName?: string;
   attribute?: string;
+  type?: { text: string };
+  description?: string;
 }
 interface Declaration {
   tagName?: string;
@@ -47,6 +53,9 @@ function readmeTables(readme: string) {
 
 const sorted = (names: Iterable<string>) => [...names].sort();
 
+/** Whether a field's type is one a page gives as a value, not as text: an array, an object or a function. */
+const isValue = (type = '') => /\[\]|[<{(]|\btypeof\b/.test(type);
+
 describe('custom-elements.json', { timeout: 60_000 }, () => {
   let dir: string;
   let element: Declaration;
@@ -73,17 +82,14 @@ describe('custom-elements.json', { timeout: 60_000 }, () => {
     assert.deepEqual(sorted(element.attributes.map(a => a.name)), sorted(tables.get('attribute')!));
   });
 
-  it('lists as properties only the attributes’ fields and the README’s property table', () => {
+  it('lists as properties the fields without an attribute and those set as a value, as the README does', () => {
     const fields = element.members.filter(m => m.kind === 'field');
-    const viaAttributes = new Set(element.attributes.map(a => a.fieldName));
-    const only = fields.filter(f => !viaAttributes.has(f.name)).map(f => f.name);
-    assert.deepEqual(sorted(only), sorted([...tables.get('property')!].filter(name => !viaAttributes.has(name))));
-    for (const name of tables.get('property')!) {
-      assert.ok(
-        fields.some(f => f.name === name),
-        `${name} is a field`,
-      );
-    }
+    const values = fields.filter(f => !f.attribute || isValue(f.type?.text)).map(f => f.name);
+    assert.deepEqual(
+      sorted(tables.get('property')!),
+      sorted(values),
+      'the property table lists the fields without an attribute and those that are arrays, objects or functions',
+    );
   });
 
   it('lists the methods the README lists', () => {
@@ -96,6 +102,19 @@ describe('custom-elements.json', { timeout: 60_000 }, () => {
     const classes = await import('../src/element/events.js');
     for (const event of element.events) {
       assert.ok(event.type && event.type.text in classes, `${event.name} is a ${event.type?.text}`);
+    }
+  });
+
+  it('describes each attribute, property, method, event, part and CSS custom property', () => {
+    for (const [what, entries] of Object.entries({
+      attribute: element.attributes,
+      member: element.members,
+      event: element.events,
+      part: element.cssParts,
+      'CSS custom property': element.cssProperties,
+    })) {
+      const bare = entries.filter(entry => !entry.description?.trim()).map(entry => entry.name);
+      assert.deepEqual(bare, [], `each ${what} has a description`);
     }
   });
 
