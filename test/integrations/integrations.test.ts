@@ -9,7 +9,7 @@
  * vite-react, vite-vue); PERSONA_CHAT_KEEP_INTEGRATIONS=1 keeps the folders and prints where they are.
  */
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -174,9 +174,10 @@ describe('integrations, from the packed package in fresh folders', { timeout: 1_
   async function staticPage(t: TestContext, name: string, pageHost: string, cookie?: object) {
     const dir = await freshFolder(work, name, { tarball, cache, dependencies: [] });
     const own = programs(t);
-    // The site: the element's files copied to its static folder with the README's command, and a page that loads
-    // them as the README's does.
+    // The site: its static folder, the element's files copied into it with the README's command, and a page that
+    // loads them as the README's does.
     const siteDir = join(dir, 'public');
+    await mkdir(siteDir);
     const copied = await run('sh', ['-c', onYourSite.copy], { cwd: dir, env: cleanEnv(dir) });
     assert.ok(copied.ok, `${onYourSite.copy} failed:\n${tail(copied.output)}`);
     const site = await staticSite(siteDir);
