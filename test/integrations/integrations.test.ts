@@ -1,5 +1,6 @@
 /**
- * `npm run test:integrations`: the package as sites use it. `npm pack` once, then for each stack a fresh folder under
+ * `npm run test:integrations`: the package as sites use it. Packed once, from a fresh clone as the README's "On your
+ * site" says (PERSONA_CHAT_PACK_HERE=1 packs this folder as it is), then for each stack a fresh folder under
  * the system's temp directory with the tarball and the stack's packages installed from the registry (through one npm
  * cache, PERSONA_CHAT_NPM_CACHE, kept between runs), the stack's files copied from `examples/` (the files the README
  * shows), built and started as the stack's own tools do, against one emulator; a visitor in Chromium sends a message,
