@@ -40,8 +40,9 @@ function chatFiles(): Plugin {
   return {
     name: 'persona-chat-chat-files',
     async buildStart() {
-      // The files of an earlier build (their names carry a hash) would otherwise pile up beside the new ones.
-      for (const dir of [browserDir, debugDir]) {
+      // The files of an earlier build (their names carry a hash) would otherwise pile up beside the new ones; and
+      // those of a build from before the public folder, at the top of the output, would be packed with it.
+      for (const dir of [browserDir, debugDir, out]) {
         const old = (await readdir(dir).catch(() => [])).filter(name => name.startsWith('persona-chat'));
         await Promise.all(old.map(name => rm(`${dir}/${name}`)));
       }

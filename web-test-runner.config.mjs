@@ -81,11 +81,12 @@ const clipboardPlugin = {
 /**
  * The browser bundle as built (`npm run test:browser` builds it once for every engine; a run of web-test-runner alone
  * builds its own), served under `/built/<site>/` as sites serve it, each `site` a way a real one goes wrong:
- * - `whole`: the whole folder, as the README says;
+ * - `whole` (or any other name): the whole folder, as the README says;
  * - `launcher-only`: the launcher copied alone, every other file missing;
  * - `older`: a launcher of an earlier build, as a cache keeps it after a redeploy: it names that build's chat, which
  *   the redeploy removed (made here from the current launcher with the old chat's name in it);
- * - `flaky-<n>`: the whole folder behind a server that fails the first request for the chat's file.
+ * - `flaky-<n>`: the whole folder behind a server that fails the first request for the chat's file;
+ * - `stalled-<n>`: the whole folder behind a server that leaves the first request for the chat's file unanswered.
  */
 let builtDir = process.env.PERSONA_CHAT_BUILT;
 if (!builtDir) {
@@ -98,15 +99,17 @@ const chatFile = await builtChat(builtDir);
 const olderChat = 'persona-chat-define-0lderB1d.js';
 /** Every request for a built file, by site: its path and query after `/built/<site>/`. */
 const builtRequests = new Map();
-/** The flaky sites that already dropped their chat's first request. */
+/** The flaky and stalled sites that already failed their chat's first request. */
 const dropped = new Set();
 
 async function built(ctx) {
   const [, site, file] = /^\/built\/([\w-]+)\/([\w.-]+)$/.exec(ctx.path) ?? [];
   if (!site) return void (ctx.status = 404);
   builtRequests.set(site, [...(builtRequests.get(site) ?? []), file + ctx.search]);
-  if (site.startsWith('flaky-') && file === chatFile && !dropped.has(site)) {
+  if (/^(flaky|stalled)-/.test(site) && file === chatFile && !dropped.has(site)) {
     dropped.add(site);
+    // A stalled answer comes (as a failure) long after the launcher stopped waiting for it.
+    if (site.startsWith('stalled-')) await new Promise(resolve => setTimeout(resolve, 15_000));
     // A failure of the server or of a proxy before it: a dropped connection is asked again by the browser itself.
     return void (ctx.status = 503);
   }

@@ -1,8 +1,8 @@
 /**
  * Shortens the element's private custom properties (`--_accent`, `--_launcher-size`) to a letter or two each
  * (`--_a`): they are read in every rule of the stylesheets, and their names are for whoever reads the source. Only
- * the private ones, which the launcher's `:host` rule defines, change: the public `--persona-chat-*` ones are the
- * API. Every file of the element gets the same names, so the launcher and the chunks loaded later agree. Only the
+ * the private ones, which the `:host` rules of the launcher's and the element's sheets define, change: the public
+ * `--persona-chat-*` ones are the API. Every file of the element gets the same names, so the launcher and the chunks loaded later agree. Only the
  * names change, so the source map sends everything else to where it was.
  */
 import { readFile } from 'node:fs/promises';
@@ -37,12 +37,14 @@ export function shorten(code: string, names: Map<string, string>): MagicString {
   return out;
 }
 
-export function shortenProperties(definitions = 'src/element/launcher.styles.ts'): Plugin {
+export function shortenProperties(
+  definitions = ['src/element/launcher.styles.ts', 'src/element/persona-chat.styles.ts'],
+): Plugin {
   let names = new Map<string, string>();
   return {
     name: 'persona-chat-shorten-properties',
     async buildStart() {
-      names = shortNames(await readFile(definitions, 'utf8'));
+      names = shortNames((await Promise.all(definitions.map(file => readFile(file, 'utf8')))).join('\n'));
     },
     transform(code, id) {
       if (!/\/src\/element\/.*\.ts$/.test(id) || !code.includes('--_')) return undefined;

@@ -55,7 +55,7 @@ export class Backend {
   fetch = async (path: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const url = `${this.base}${path as string}`;
     const signal = init.signal ?? AbortSignal.timeout(requestTimeoutMs);
-    // Headers come as an object, from the controller and from fetch-event-source alike.
+    // Headers come as an object, from the controller and from the stream reader alike.
     const send = async (token: string) => {
       try {
         return await this.#options.fetch(url, {

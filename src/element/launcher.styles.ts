@@ -1,7 +1,8 @@
 /**
  * @module
  * The launcher's styles, which come first in the element's: the launcher script draws the launcher with them before
- * the chat (and Lit) is loaded, so this is a plain string. Public `--persona-chat-*` properties are read once on
+ * the chat (and Lit) is loaded, so this is a plain string. Its `:host` rule defines the private variables the
+ * launcher needs; the element's sheet defines the rest. Public `--persona-chat-*` properties are read once on
  * :host into private `--_*` variables, which the rest of the sheet uses. Logical properties throughout, so
  * `dir="rtl"` mirrors the layout.
  */
@@ -20,24 +21,14 @@ export const launcherCss = css`
     --_brand-l: var(--persona-chat-accent-color, #4f46e5);
     --_brand-d: var(--persona-chat-accent-color, #818cf8);
     --_on-l: oklch(from var(--_brand-l) clamp(0, (0.565 - l) * 1000, 1) 0 0);
-    --_on-d: oklch(from var(--_brand-d) clamp(0, (0.565 - l) * 1000, 1) 0 0);
-    --_accent: light-dark(var(--_brand-l), var(--_brand-d));
-    --_on-accent: var(--persona-chat-on-accent-color, light-dark(var(--_on-l), var(--_on-d)));
     --_link: light-dark(oklch(from var(--_brand-l) min(l, 0.45) c h), oklch(from var(--_brand-d) max(l, 0.8) c h));
     --_bg: var(--persona-chat-background-color, light-dark(#ffffff, #111827));
     --_fg: var(--persona-chat-text-color, light-dark(#1f2937, #f3f4f6));
-    --_muted: var(--persona-chat-muted-color, light-dark(#4b5563, #9ca3af));
-    --_surface: var(--persona-chat-surface-color, light-dark(#f3f4f6, #1f2937));
     --_border: var(--persona-chat-border-color, light-dark(#e5e7eb, #374151));
-    --_user-bg: var(--persona-chat-user-bubble-color, var(--_accent));
-    --_user-fg: var(--persona-chat-user-text-color, var(--_on-accent));
     --_error: var(--persona-chat-error-color, light-dark(#b91c1c, #fca5a5));
     --_font: var(--persona-chat-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
     --_font-size: var(--persona-chat-font-size, 15px);
     --_radius: var(--persona-chat-radius, 16px);
-    --_bubble-radius: var(--persona-chat-bubble-radius, 14px);
-    --_width: var(--persona-chat-panel-width, 380px);
-    --_height: var(--persona-chat-panel-height, 600px);
     --_offset: var(--persona-chat-offset, 20px);
     --_launcher-size: var(--persona-chat-launcher-size, 56px);
     --_z: var(--persona-chat-z-index, 2147483000);

@@ -14,7 +14,7 @@
  * chat deployed now. When the tries keep failing, the elements the visitor waits on say so where the panel would be,
  * and the console says once where the chat was looked for.
  */
-import { languageOf, localeOf } from './language.js';
+import { isRightToLeft, languageOf, localeOf } from './language.js';
 import { chatIconPath, launcherCss, unavailableCss } from './launcher.styles.js';
 import { launcherTexts } from './locales/open.js';
 
@@ -34,6 +34,8 @@ const chatFile = typeof __PERSONA_CHAT_CHAT__ === 'string' ? __PERSONA_CHAT_CHAT
 const manifestFile = 'persona-chat-manifest.js';
 /** The pauses before the first tries again; after them, a try waits for the visitor's intent. */
 const pauses = [500, 1000, 2000];
+/** How long a try may take before it counts as failed (the chat, if it comes later, is used all the same). */
+const patience = 5000;
 
 /** The try under way, or the chat loaded. */
 let chat: Promise<void> | undefined;
@@ -52,7 +54,7 @@ const beside = (file: string) => new URL(failures ? `${file}?try=${failures}` : 
 function load(): Promise<void> {
   clearTimeout(retry);
   let href = beside(chatFile);
-  return (chat ??= (async () => {
+  const trying = async () => {
     if (failures) {
       const manifest = import(/* @vite-ignore */ beside(manifestFile)) as Promise<{ default: string }>;
       href = beside(
@@ -62,18 +64,27 @@ function load(): Promise<void> {
         ),
       );
     }
-    await import(/* @vite-ignore */ href);
-    waiting.forEach((pressed, el) => pressed && void (el as Chat).updateComplete.then(() => (el as Chat).show()));
-    waiting.clear();
-  })().catch((error: unknown) => {
-    chat = undefined;
-    if (++failures <= pauses.length) return void (retry = setTimeout(load, pauses[failures - 1]));
-    // The pauses are over: the console is told once, and from now on a failed try is said at once.
-    if (failures === pauses.length + 1) {
-      console.error(`<persona-chat>: no chat at ${href}: serve the whole folder persona-chat.js is in.`, error);
-    }
-    waiting.forEach((_pressed, el) => unavailable(el));
-  }));
+    await Promise.race([
+      import(/* @vite-ignore */ href),
+      new Promise((_, reject) => setTimeout(reject, patience, new Error('no answer'))),
+    ]);
+  };
+  return (chat ??= trying().then(
+    () => {
+      // An element removed before the chat came is not upgraded, and has nothing to open.
+      waiting.forEach((pressed, el) => pressed && void (el as Chat).updateComplete?.then(() => (el as Chat).show()));
+      waiting.clear();
+    },
+    (error: unknown) => {
+      chat = undefined;
+      if (++failures <= pauses.length) return void (retry = setTimeout(load, pauses[failures - 1]));
+      // The pauses are over: the console is told once, and from now on a failed try is said at once.
+      if (failures === pauses.length + 1) {
+        console.error(`<persona-chat>: no chat at ${href}: serve the whole folder persona-chat.js is in.`, error);
+      }
+      waiting.forEach((_pressed, el) => (el.isConnected ? unavailable(el) : waiting.delete(el)));
+    },
+  ));
 }
 
 let sheet: CSSStyleSheet | undefined;
@@ -89,6 +100,8 @@ function styles() {
 
 /** Says, where the panel would be, that the chat cannot be loaded; the visitor's next intent tries again. */
 function unavailable(el: Element) {
+  // A try that took too long may have brought the chat since: it has the element.
+  if (customElements.get(tag)) return;
   const root = el.shadowRoot ?? el.attachShadow({ mode: 'open' });
   root.querySelector('.launcher')?.removeAttribute('aria-busy');
   if (root.querySelector('.unavailable')) return;
@@ -98,7 +111,8 @@ function unavailable(el: Element) {
   notice.setAttribute('part', 'panel error');
   notice.setAttribute('role', 'alert');
   notice.lang = language(el);
-  notice.dir = 'auto';
+  // The panel's direction: the element's `dir`, else its language's.
+  if (!el.hasAttribute('dir')) notice.dir = isRightToLeft(notice.lang) ? 'rtl' : 'ltr';
   notice.textContent = launcherTexts[notice.lang]![1];
   root.append(notice);
   listen(el);
@@ -134,9 +148,10 @@ function label(el: Element) {
 
 function draw(el: Element) {
   if (customElements.get(tag) || el.shadowRoot) return;
+  // Where the chat must show now, it is loaded at once; and so it is where a reload interrupted a message.
   const now = el.getAttribute('mode') === 'inline' || el.hasAttribute('open');
-  if (now) waiting.set(el, false);
-  if (now || interrupted()) return void load();
+  if (now || interrupted()) waiting.set(el, false);
+  if (now) return void load();
   const root = el.attachShadow({ mode: 'open' });
   root.adoptedStyleSheets = styles();
   const button = document.createElement('button');
@@ -166,7 +181,8 @@ function draw(el: Element) {
   });
   listen(el);
   root.append(button);
-  if ('requestIdleCallback' in window) requestIdleCallback(load);
+  if (waiting.has(el)) void load();
+  else if ('requestIdleCallback' in window) requestIdleCallback(load);
   else setTimeout(load, 200);
 }
 

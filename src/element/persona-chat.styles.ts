@@ -18,6 +18,19 @@ const css = String.raw;
 export const styles = [
   unsafeCSS(launcherCss),
   unsafeCSS(css`
+  /* The private variables only the panel uses; the launcher's sheet defines the others. */
+  :host {
+    --_on-d: oklch(from var(--_brand-d) clamp(0, (0.565 - l) * 1000, 1) 0 0);
+    --_accent: light-dark(var(--_brand-l), var(--_brand-d));
+    --_on-accent: var(--persona-chat-on-accent-color, light-dark(var(--_on-l), var(--_on-d)));
+    --_muted: var(--persona-chat-muted-color, light-dark(#4b5563, #9ca3af));
+    --_surface: var(--persona-chat-surface-color, light-dark(#f3f4f6, #1f2937));
+    --_user-bg: var(--persona-chat-user-bubble-color, var(--_accent));
+    --_user-fg: var(--persona-chat-user-text-color, var(--_on-accent));
+    --_bubble-radius: var(--persona-chat-bubble-radius, 14px);
+    --_width: var(--persona-chat-panel-width, 380px);
+    --_height: var(--persona-chat-panel-height, 600px);
+  }
   :host([mode='inline']) {
     block-size: 100%;
   }

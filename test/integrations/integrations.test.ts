@@ -10,7 +10,7 @@
  * vite-react, vite-vue); PERSONA_CHAT_KEEP_INTEGRATIONS=1 keeps the folders and prints where they are.
  */
 import assert from 'node:assert/strict';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,7 +59,7 @@ const onYourSite = await (async () => {
     readme.indexOf('\n## On your site'),
     readme.indexOf('\n## ', readme.indexOf('\n## On your site') + 1),
   );
-  const copy = /```sh\n(cp -r [^\n]+)\n```/.exec(section)?.[1];
+  const copy = /```sh\n(mkdir -p [^\n]+ && cp -R [^\n]+)\n```/.exec(section)?.[1];
   const script = /```html\n(<script type="module" src="[^"]+"><\/script>)\n/.exec(section)?.[1];
   assert.ok(copy && script, 'the README says how to copy the files and load them, in "On your site"');
   return { copy, script };
@@ -178,9 +178,13 @@ describe('integrations, from the packed package in fresh folders', { timeout: 1_
     // The site: its static folder, the element's files copied into it with the README's command, and a page that
     // loads them as the README's does.
     const siteDir = join(dir, 'public');
-    await mkdir(siteDir);
-    const copied = await run('sh', ['-c', onYourSite.copy], { cwd: dir, env: cleanEnv(dir) });
-    assert.ok(copied.ok, `${onYourSite.copy} failed:\n${tail(copied.output)}`);
+    // Twice, as after an upgrade: the second copy goes into the same folder, not into a folder inside it.
+    for (let time = 0; time < 2; time++) {
+      const copied = await run('sh', ['-c', onYourSite.copy], { cwd: dir, env: cleanEnv(dir) });
+      assert.ok(copied.ok, `${onYourSite.copy} failed:\n${tail(copied.output)}`);
+    }
+    const copiedFiles = await readdir(join(siteDir, 'persona-chat'));
+    assert.ok(copiedFiles.includes('persona-chat.js') && !copiedFiles.includes('browser'), copiedFiles.join(', '));
     const site = await staticSite(siteDir);
     t.after(() => new Promise(resolve => site.server.close(resolve)));
     const origin = `http://${pageHost}:${site.port}`;
