@@ -7,11 +7,11 @@ import { shortenProperties } from './build/properties.js';
 import { minifyTemplates } from './build/templates.js';
 
 /** Where the builds go: `dist/`, unless PERSONA_CHAT_OUT says elsewhere (a test's own folder). */
-const out = process.env.PERSONA_CHAT_OUT || 'dist';
+const output = process.env.PERSONA_CHAT_OUT || 'dist';
 /** The public folder: everything a browser needs, and nothing else. */
-export const browserDir = `${out}/browser`;
+export const browserDir = `${output}/browser`;
 /** The same files with their source maps, for a site that wants them. */
-export const debugDir = `${out}/browser-debug`;
+export const debugDir = `${output}/browser-debug`;
 /** The module, beside the launcher, that names the chat file of the build it belongs to. */
 export const manifestFile = 'persona-chat-manifest.js';
 
@@ -42,7 +42,7 @@ function chatFiles(): Plugin {
     async buildStart() {
       // The files of an earlier build (their names carry a hash) would otherwise pile up beside the new ones; and
       // those of a build from before the public folder, at the top of the output, would be packed with it.
-      for (const dir of [browserDir, debugDir, out]) {
+      for (const dir of [browserDir, debugDir, output]) {
         const old = (await readdir(dir).catch(() => [])).filter(name => name.startsWith('persona-chat'));
         await Promise.all(old.map(name => rm(`${dir}/${name}`)));
       }
