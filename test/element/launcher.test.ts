@@ -260,44 +260,29 @@ describe('the launcher script as built', () => {
     expect(w.errors).to.deep.equal([]);
   });
 
-  it('gives up waiting on a chat that does not answer, asks again, and opens it', async function () {
-    this.timeout(30_000);
-    const site = `stalled-${Math.random().toString(36).slice(2)}`;
-    const w = (await builtPage(
-      site,
-      `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
-    )) as Frame & { errors: string[] };
-    const el = chat(w);
-    button(el).click();
-    await waitUntil(() => el.open, 'the press opens the panel once the chat is there', { timeout: 15_000 });
-    const files = (await requests(site)).filter(file => file !== 'persona-chat.js');
-    expect(files.map(file => file.replace(/define-[\w-]+/, 'define-*'))).to.deep.equal([
-      'persona-chat-define-*.js',
-      'persona-chat-manifest.js?try=1',
-      'persona-chat-define-*.js?try=1',
-    ]);
-    expect(w.errors).to.deep.equal([]);
-  });
-
-  it('asks again for a chat whose first request failed, and opens it', async () => {
-    const site = `flaky-${Math.random().toString(36).slice(2)}`;
-    const w = (await builtPage(
-      site,
-      `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
-    )) as Frame & {
-      errors: string[];
-    };
-    const el = chat(w);
-    button(el).click();
-    await waitUntil(() => el.open, 'the press opens the panel once the chat is there', { timeout: 10_000 });
-    const files = (await requests(site)).filter(file => file !== 'persona-chat.js');
-    expect(files.map(file => file.replace(/define-[\w-]+/, 'define-*'))).to.deep.equal([
-      'persona-chat-define-*.js',
-      'persona-chat-manifest.js?try=1',
-      'persona-chat-define-*.js?try=1',
-    ]);
-    expect(w.errors).to.deep.equal([]);
-  });
+  for (const [kind, what] of [
+    ['flaky', 'whose first request failed'],
+    ['stalled', 'whose first request has no answer (given up after 5 s)'],
+  ] as const) {
+    it(`asks again for a chat ${what}, and opens it`, async function () {
+      this.timeout(30_000);
+      const site = `${kind}-${Math.random().toString(36).slice(2)}`;
+      const w = (await builtPage(
+        site,
+        `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+      )) as Frame & { errors: string[] };
+      const el = chat(w);
+      button(el).click();
+      await waitUntil(() => el.open, 'the press opens the panel once the chat is there', { timeout: 15_000 });
+      const files = (await requests(site)).filter(file => file !== 'persona-chat.js');
+      expect(files.map(file => file.replace(/define-[\w-]+/, 'define-*'))).to.deep.equal([
+        'persona-chat-define-*.js',
+        'persona-chat-manifest.js?try=1',
+        'persona-chat-define-*.js?try=1',
+      ]);
+      expect(w.errors).to.deep.equal([]);
+    });
+  }
 
   it('finds the chat deployed now when it is a launcher of an earlier build, and the chat works', async () => {
     const w = await builtPage(
