@@ -98,6 +98,25 @@ describe('the packed package', { timeout: 300_000 }, () => {
     ].join('\n');
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: dir });
     assert.deepEqual(JSON.parse(stdout), Array(7).fill('function'));
+    // The public folder's files, by the package's names for them.
+    const files = [
+      'persona-chat/persona-chat.js',
+      'persona-chat/persona-chat.iife.js',
+      'persona-chat/browser/persona-chat-manifest.js',
+    ];
+    const resolved = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `console.log(JSON.stringify(${JSON.stringify(files)}.map(f => import.meta.resolve(f))))`,
+      ],
+      { cwd: dir },
+    );
+    for (const url of JSON.parse(resolved.stdout) as string[]) {
+      assert.match(url, /\/node_modules\/persona-chat\/dist\/browser\/persona-chat[\w.-]*\.js$/);
+      await readFile(fileURLToPath(url));
+    }
     for (const bin of ['persona-chat-server', 'persona-chat-emulator']) {
       const help = await run(join(dir, 'node_modules/.bin', bin), ['--help'], { cwd: dir });
       assert.match(help.stdout, /^Usage: /, bin);
