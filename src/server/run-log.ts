@@ -105,14 +105,14 @@ export function toldDone(done: LogEvents['done'], exposeUsage: boolean): StreamE
 /**
  * Logged events as the browser is told them: each as logged, but `done` through `toldDone`. The other events hold
  * nothing the browser may not see (the producer writes them from the protocol's own shapes), so their data is
- * passed on as it is, unparsed.
+ * passed on as it is, unparsed; and `done`, being terminal, can only be the last, so a batch without it (every one
+ * but a reply's last) is passed on as it is.
  */
 export function toldEvents(events: LoggedEvent[], exposeUsage: boolean): LoggedEvent[] {
-  return events.map(event =>
-    event.event === 'done'
-      ? { ...event, data: JSON.stringify(toldDone(JSON.parse(event.data) as LogEvents['done'], exposeUsage)) }
-      : event,
-  );
+  const last = events.at(-1);
+  if (last?.event !== 'done') return events;
+  const done = JSON.parse(last.data) as LogEvents['done'];
+  return [...events.slice(0, -1), { ...last, data: JSON.stringify(toldDone(done, exposeUsage)) }];
 }
 
 /** The longest start of `text` that fits in `max` UTF-8 bytes. */

@@ -131,6 +131,8 @@ describe('run log', () => {
     const events = [event('delta', { text: 'Hi' }), event('done', logged)];
     const told = toldEvents(events, false);
     assert.equal(told[0], events[0], 'other events pass as logged');
+    const deltas = [event('delta', { text: 'Hi' }), event('delta', { text: ' there' })];
+    assert.equal(toldEvents(deltas, false), deltas, 'a batch without done passes as it is, not copied');
     assert.deepEqual(
       { ...told[1], data: JSON.parse(told[1]!.data) as unknown },
       {
