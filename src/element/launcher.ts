@@ -102,7 +102,12 @@ function styles() {
 function unavailable(el: Element) {
   // A try that took too long may have brought the chat since: it has the element.
   if (customElements.get(tag)) return;
-  const root = el.shadowRoot ?? el.attachShadow({ mode: 'open' });
+  let root = el.shadowRoot;
+  // An element with no launcher (inline, `open`) is listened to from now on; one with a launcher already is.
+  if (!root) {
+    listen(el);
+    root = el.attachShadow({ mode: 'open' });
+  }
   root.querySelector('.launcher')?.removeAttribute('aria-busy');
   if (root.querySelector('.unavailable')) return;
   root.adoptedStyleSheets = styles();
@@ -115,7 +120,6 @@ function unavailable(el: Element) {
   if (!el.hasAttribute('dir')) notice.dir = isRightToLeft(notice.lang) ? 'rtl' : 'ltr';
   notice.textContent = launcherTexts[notice.lang]![1];
   root.append(notice);
-  listen(el);
 }
 
 /** Loads the chat when the visitor shows intent: a pointer over the element, the focus in it, a touch. */
