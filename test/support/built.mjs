@@ -1,7 +1,6 @@
 /**
- * The browser bundle as the build makes it (the chat, then the launcher that names it), built into a folder of the
- * caller's: the suites that load the real files (a launcher beside its chat, one copied alone, one of an earlier
- * build) use it without touching `dist/`.
+ * The browser bundle as the build makes it, built into a folder of the caller's: the suites that load the real files
+ * (a launcher beside its chat, one copied alone, one of an earlier build) use it without touching `dist/`.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -9,10 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Runs `vite build` with `args`, its output under `out`; rejects with what it printed when it fails. */
-function vite(out, args) {
+/**
+ * Builds the browser bundle under `out` as `npm run build:browser` does (build/browser.ts), and resolves with the
+ * public folder, `out`/browser; rejects with what the build printed when it fails.
+ */
+export function buildBrowser(out) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'error', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'build/browser.ts', '--quiet'], {
       cwd: root,
       env: { ...process.env, PERSONA_CHAT_OUT: out },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -22,16 +24,9 @@ function vite(out, args) {
     child.stderr.on('data', chunk => (output += chunk));
     child.once('error', reject);
     child.once('close', code =>
-      code === 0 ? resolve() : reject(new Error(`vite build ${args.join(' ')}:\n${output}`)),
+      code === 0 ? resolve(`${out}/browser`) : reject(new Error(`build/browser.ts:\n${output}`)),
     );
   });
-}
-
-/** Builds the chat and the launcher under `out`; resolves with the public folder, `out`/browser. */
-export async function buildBrowser(out) {
-  await vite(out, ['--mode', 'chat']);
-  await vite(out, []);
-  return `${out}/browser`;
 }
 
 /** The name of the chat file in a public folder (`dist/browser` unless said), as its manifest names it. */
