@@ -5,6 +5,7 @@ import { defineConfig } from 'vite';
 import type { Plugin, UserConfig } from 'vite';
 import { shortenProperties } from './build/properties.js';
 import { minifyTemplates } from './build/templates.js';
+import { compress } from './build/compress.js';
 
 /** Where the builds go: `dist/`, unless PERSONA_CHAT_OUT says elsewhere (a test's own folder). */
 const output = process.env.PERSONA_CHAT_OUT || 'dist';
@@ -149,6 +150,7 @@ export default defineConfig(async ({ mode }): Promise<UserConfig> => {
     // The launcher loads the chat by the name of its file.
     define: build === 'launcher' ? { __PERSONA_CHAT_CHAT__: JSON.stringify(chat) } : {},
     plugins: [
+      compress(),
       shortenProperties(),
       minifyCss(),
       minifyTemplates(),
