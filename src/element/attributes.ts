@@ -1,6 +1,7 @@
 /**
  * @module
- * How the element reads its attributes where a string is not enough: lists, JSON string tables and enumerations.
+ * How the element reads its attributes where a string is not enough: lists, JSON string tables, a few allowed values and
+ * heading levels.
  * Pure, and forgiving: a bad value never throws; it falls back, with one warning naming what was expected.
  */
 import type { Strings } from './strings.js';
@@ -33,9 +34,29 @@ export function parseStrings(value: string | null): Partial<Strings> | undefined
   return undefined;
 }
 
-/** `value` if it is one of `allowed`; else `fallback`, with a warning naming the allowed values when it was set. */
-export const oneOf = <T extends string>(value: string, allowed: readonly T[], fallback: T, name: string): T => {
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  if (value) console.warn(`<persona-chat>: ${name}="${value}" is not one of ${allowed.join(', ')}; using ${fallback}.`);
-  return fallback;
+/** The attributes that take one of a few values, the first being the default. */
+const choices = {
+  mode: ['launcher', 'inline'],
+  position: ['bottom-right', 'bottom-left'],
+  theme: ['auto', 'light', 'dark'],
+  storage: ['local', 'session', 'none'],
 };
+
+/** `level` if it is a heading level, 1 to 6; else 2. */
+export const headingLevel = (level: number) => (Number.isInteger(level) && level >= 1 && level <= 6 ? level : 2);
+
+/**
+ * Warns once for each attribute whose value the element does not know, naming what it uses instead: one of a few
+ * values (the default is used), or a heading level (2 is used).
+ */
+export function warnUnknown(element: Record<keyof typeof choices, string> & { headingLevel: number }) {
+  for (const [name, allowed] of Object.entries(choices)) {
+    const value = element[name as keyof typeof choices];
+    if (value && !allowed.includes(value)) {
+      console.warn(`<persona-chat>: ${name}="${value}" is not one of ${allowed.join(', ')}; using ${allowed[0]}.`);
+    }
+  }
+  const level = element.headingLevel;
+  if (headingLevel(level) !== level)
+    console.warn(`<persona-chat>: heading-level="${level}" is not a level from 1 to 6; using 2.`);
+}

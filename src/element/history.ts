@@ -29,7 +29,7 @@ export interface HistoryHost {
   /** The element's shadow root, for the view's styles. */
   readonly root: ShadowRoot;
   /** The list shown, and a change of it (undefined leaves the view). */
-  list(): HistoryList | undefined;
+  readonly list: HistoryList | undefined;
   show(list: HistoryList | undefined): void;
   open(id: string): Promise<void>;
   /** The strings of the language shown. */
@@ -114,7 +114,7 @@ export class HistoryView {
     this.host.say(this.host.strings().loadingConversations);
     await this.#change(async () => {
       const { data: read, next } = await this.conversations.backend.listConversations(cursor);
-      const shown = this.host.list()?.items ?? [];
+      const shown = this.host.list?.items ?? [];
       const items = [
         ...shown,
         ...read.filter(item => !shown.some(old => old.id === item.id) && !this.#deleted.has(item.id)),
@@ -137,7 +137,7 @@ export class HistoryView {
   }
 
   #set(change: Partial<HistoryList>) {
-    const list = this.host.list();
+    const list = this.host.list;
     if (list) this.host.show({ ...list, ...change });
   }
 
@@ -148,7 +148,7 @@ export class HistoryView {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ name: name.trim() }),
       });
-      const items = this.host.list()?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
+      const items = this.host.list?.items.map(item => (item.id === id ? { ...item, name: name.trim() } : item));
       return { items, renaming: null };
     });
   }
@@ -159,7 +159,7 @@ export class HistoryView {
       // The conversation shown gives way to a new one.
       if (id === this.conversations.state.conversationId) this.conversations.newConversation();
       this.#deleted.add(id);
-      return { items: this.host.list()?.items.filter(item => item.id !== id), deleting: null };
+      return { items: this.host.list?.items.filter(item => item.id !== id), deleting: null };
     });
   }
 

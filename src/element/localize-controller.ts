@@ -2,11 +2,13 @@
  * @module
  * The element's language, as a reactive controller: the locale from `lang` on the element, then the nearest
  * `[lang]`, then the document's and the browser's (followed as the page changes them), and the string table of its
- * language, loaded when needed; English is shown meanwhile, and if the table cannot be loaded.
+ * language, loaded when needed; English is shown meanwhile, and if the table cannot be loaded. It also makes the
+ * strings the element shows: that table under the site's overrides.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { languageOf, localeOf } from './language.js';
 import { languages, loadTable } from './locale.js';
+import { resolveStrings } from './strings.js';
 import type { Strings } from './strings.js';
 
 export class LocalizeController implements ReactiveController {
@@ -18,8 +20,13 @@ export class LocalizeController implements ReactiveController {
   readonly #onLanguage = () => this.update();
   readonly #languages = new MutationObserver(this.#onLanguage);
 
-  constructor(host: ReactiveControllerHost & HTMLElement) {
+  readonly #onStrings: (() => void) | undefined;
+  #strings: { from: unknown[]; strings: Strings } | undefined;
+
+  /** `onStrings` runs each time the strings shown are made anew. */
+  constructor(host: ReactiveControllerHost & HTMLElement, onStrings?: () => void) {
     this.#host = host;
+    this.#onStrings = onStrings;
     host.addController(this);
   }
 
@@ -53,5 +60,20 @@ export class LocalizeController implements ReactiveController {
       },
       error => console.warn(`<persona-chat>: the strings for lang="${language}" could not be loaded.`, error),
     );
+  }
+
+  /**
+   * The strings shown: the language's table under `overrides`, then `heading` and `placeholder` where set. The same
+   * object until one of them changes, so that what was drawn with it can be skipped.
+   */
+  strings(overrides: Partial<Strings> | undefined, heading: string, placeholder: string): Strings {
+    const from = [this.shown.table, overrides, heading, placeholder];
+    if (this.#strings?.from.every((value, i) => value === from[i])) return this.#strings.strings;
+    const strings = resolveStrings(this.shown.table, overrides);
+    if (heading) strings.heading = heading;
+    if (placeholder) strings.placeholder = placeholder;
+    this.#strings = { from, strings };
+    this.#onStrings?.();
+    return strings;
   }
 }

@@ -3,10 +3,9 @@
  * The floating panel as a reactive controller: its `<dialog>` shown as the host's `open` says, modal below the
  * narrow breakpoint (the page behind is inert, the focus stays in the panel, Escape closes it) and beside the page
  * above it; and the focus, which goes where the visitor's work goes on when what had it goes away (the panel closed,
- * a comment sent, a conversation renamed or deleted), never to the page's body.
+ * a comment sent), never to the page's body. The history view moves the focus in it itself.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { HistoryList } from './history.js';
 
 /** Below this, the floating panel covers the page and is modal (the stylesheet's breakpoint too). */
 const narrow = '(max-width: 480px)';
@@ -63,27 +62,14 @@ export class PanelController implements ReactiveController {
   }
 
   /**
-   * Moves the focus after an update whose `changes` (the properties' values before) touched what it follows, now
-   * `commenting` (the reply whose comment box is open) and `list` (the history view's): into a comment box or a
-   * rename field that opened, back to what opened one that closed, to the list's heading when a conversation went.
+   * Moves the focus after an update whose `changes` (the properties' values before) touched `commenting`, the reply
+   * whose comment box is open: into the box when it opens, back to the thumbs-down that opened it when it closes.
    */
-  refocus(changes: Map<PropertyKey, unknown>, commenting: string | null, list: HistoryList | undefined) {
-    if (changes.has('commenting')) {
-      const before = changes.get('commenting') as string | null | undefined;
-      if (commenting) this.#find('.comment textarea')?.focus();
-      else if (before) this.#find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
-    }
-    if (changes.has('history')) {
-      const before = changes.get('history') as HistoryList | undefined;
-      if (list?.renaming && list.renaming !== before?.renaming) this.#find('.rename input')?.focus();
-      else if (list?.deleting && list.deleting !== before?.deleting) this.#find('.confirm [data-cancel]')?.focus();
-      else if (list && before && list.items.length < before.items.length) this.#find('#history-heading')?.focus();
-      else if (list && before?.renaming && !list.renaming) {
-        this.#find(`.conversation[data-id="${CSS.escape(before.renaming)}"]`)?.focus();
-      } else if (list && before?.deleting && !list.deleting)
-        this.#find(`[data-delete="${CSS.escape(before.deleting)}"]`)?.focus();
-      else if (!list && before) this.#find('textarea')?.focus();
-    }
+  refocus(changes: Map<PropertyKey, unknown>, commenting: string | null) {
+    if (!changes.has('commenting')) return;
+    const before = changes.get('commenting') as string | null | undefined;
+    if (commenting) this.#find('.comment textarea')?.focus();
+    else if (before) this.#find(`.item[data-key="${CSS.escape(before)}"] [aria-pressed="true"]`)?.focus();
   }
 
   #find(selector: string) {

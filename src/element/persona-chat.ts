@@ -2,9 +2,10 @@
  * @module
  * `<persona-chat>`: the element class, holding its public properties and methods, the state it draws and its small
  * handlers. It is made of parts: the conversation (`controller.ts`), the panel (`panel-controller.ts`, `panel.ts`),
- * the language (`localize-controller.ts`) and what a screen reader hears (`announcer.ts`). `define.ts` registers it.
+ * the history view (`history-controller.ts`), the votes (`feedback-controller.ts`), the language and the strings
+ * (`localize-controller.ts`) and what a screen reader hears (`announcer.ts`). `define.ts` registers it.
  */
-import { LitElement, html, nothing } from 'lit';
+import { LitElement, nothing } from 'lit';
 import type { PropertyValues } from 'lit';
 import { ChatController } from './controller.js';
 import type { ReplyResult } from './controller.js';
@@ -26,15 +27,15 @@ import { PanelController } from './panel-controller.js';
 import { FeedbackController } from './feedback-controller.js';
 import { clickInMessages, renderPanel } from './panel.js';
 import type { PanelActions } from './panel.js';
-import type { HistoryList, HistoryView } from './history.js';
+import { HistoryController } from './history-controller.js';
 import { forgetViews } from './messages.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
 import { TurnStatus, activeTurn, currentTurn } from './state.js';
 import type { StorageKind } from './storage.js';
-import { errorText, resolveStrings } from './strings.js';
+import { errorText } from './strings.js';
 import type { Strings } from './strings.js';
-import { oneOf, parseList, parseStrings } from './attributes.js';
+import { headingLevel, parseList, parseStrings, warnUnknown } from './attributes.js';
 import type { ConversationSummary } from '../protocol.js';
 
 /**
@@ -136,7 +137,6 @@ export class PersonaChat extends LitElement {
     commenting: { state: true },
     thanked: { state: true },
     unread: { state: true },
-    history: { state: true },
   };
   // Their accessors are made now, not when the tag is registered: a wrapper that tells properties from attributes by
   // the prototype (as @lit/react does) sees them before then.
@@ -202,11 +202,6 @@ export class PersonaChat extends LitElement {
   private thanked: string | null = null;
   /** Replies that finished while the panel was closed. */
   private unread = 0;
-  /** The history view's list, while the view is shown. */
-  private history: HistoryList | undefined;
-  /** The history view's code, loaded the first time it is shown. */
-  #historyView: Promise<HistoryView> | undefined;
-  #shownHistory: HistoryView | undefined;
   /** The first element of the shadow root that `selector` matches, once it is drawn. */
   #find<T extends Element = HTMLElement>(selector: string) {
     return this.renderRoot?.querySelector<T>(selector) ?? undefined;
@@ -248,8 +243,15 @@ export class PersonaChat extends LitElement {
     },
     failed: error => this.#failed(error),
   });
+  readonly #history = new HistoryController(this, this.#chat, {
+    open: id => this.openConversation(id),
+    strings: () => this.#text,
+    say: text => this.#announcer.say(text),
+    failed: () => void (this.errorMessage = this.#text.errorNetwork),
+  });
   readonly #internals = this.attachInternals();
-  readonly #localize = new LocalizeController(this);
+  // The replies' views were made with the strings before (a code block's copy button, a footnote's label).
+  readonly #localize = new LocalizeController(this, () => forgetViews(this));
   readonly #panel = new PanelController(this);
 
   static override get observedAttributes() {
@@ -262,25 +264,14 @@ export class PersonaChat extends LitElement {
     if (name === 'dir') this.requestUpdate();
   }
 
-  #textCache: { from: unknown[]; strings: Strings } | undefined;
-
   /** The strings shown; the same object until what they come from changes, so that unchanged messages are skipped. */
   get #text(): Strings {
-    const from = [this.#localize.shown.table, this.strings, this.heading, this.placeholder];
-    if (this.#textCache?.from.every((value, i) => value === from[i])) return this.#textCache.strings;
-    const strings = resolveStrings(this.#localize.shown.table, this.strings);
-    if (this.heading) strings.heading = this.heading;
-    if (this.placeholder) strings.placeholder = this.placeholder;
-    this.#textCache = { from, strings };
-    // The replies' views were made with the strings before (a code block's copy button, a footnote's label).
-    forgetViews(this);
-    return strings;
+    return this.#localize.strings(this.strings, this.heading, this.placeholder);
   }
 
   /** `headingLevel` if it is a level, else 2. */
   get #level() {
-    const level = this.headingLevel;
-    return Number.isInteger(level) && level >= 1 && level <= 6 ? level : 2;
+    return headingLevel(this.headingLevel);
   }
 
   /** Inline mode; any other value is the launcher's (and warned about once). */
@@ -304,13 +295,7 @@ export class PersonaChat extends LitElement {
   }
 
   protected override firstUpdated() {
-    oneOf(this.mode, ['launcher', 'inline'] as const, 'launcher', 'mode');
-    oneOf(this.position, ['bottom-right', 'bottom-left'] as const, 'bottom-right', 'position');
-    oneOf(this.theme, ['auto', 'light', 'dark'] as const, 'auto', 'theme');
-    oneOf(this.storage, ['local', 'session', 'none'] as const, 'local', 'storage');
-    if (this.#level !== this.headingLevel) {
-      console.warn(`<persona-chat>: heading-level="${this.headingLevel}" is not a level from 1 to 6; using 2.`);
-    }
+    warnUnknown(this);
     this.dispatchEvent(new PersonaChatReadyEvent());
   }
 
@@ -334,7 +319,7 @@ export class PersonaChat extends LitElement {
     }
     if (this.pinned && this.#list) this.#list.scrollTop = this.#list.scrollHeight;
     const changes = changed as Map<string, unknown>;
-    this.#panel.refocus(changes, this.commenting, this.history);
+    this.#panel.refocus(changes, this.commenting);
     if (changes.has('draft')) this.#announcer.countDown(this.draft.length);
     // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
     if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#announcer.say(this.#text.typing);
@@ -396,47 +381,26 @@ export class PersonaChat extends LitElement {
    * once it is shown, after `persona-chat-conversation` with `restored: true`.
    */
   async openConversation(id: string) {
-    this.#votes.keep();
-    forgetViews(this);
-    this.errorMessage = '';
-    this.#announcer.say('');
+    this.#leave();
     await this.#chat.openConversation(id);
-    this.history = undefined;
+    this.#history.show(undefined);
     await this.updateComplete;
-  }
-
-  /** Shows or hides the history view; its code is loaded the first time. */
-  async #toggleHistory() {
-    if (this.history) return void (this.history = undefined);
-    // The view sees the element through this, not through public members of its own.
-    const host = {
-      list: () => this.history,
-      show: (list: HistoryList | undefined) => void (this.history = list),
-      root: this.renderRoot as ShadowRoot,
-      open: (id: string) => this.openConversation(id),
-      strings: () => this.#text,
-      say: (text: string) => this.#announcer.say(text),
-    };
-    this.#historyView ??= import('./history.js').then(({ HistoryView }) => new HistoryView(host, this.#chat));
-    try {
-      await (this.#shownHistory = await this.#historyView).show();
-    } catch {
-      // Its file could not be loaded (offline, a deploy that removed it): the next press tries again.
-      this.#historyView = undefined;
-      this.errorMessage = this.#text.errorNetwork;
-    }
   }
 
   /** Forgets the current conversation; the next message starts a new one. Resolves once the panel is cleared. */
   async newConversation() {
-    this.#votes.keep();
+    this.#leave();
     this.#chat.newConversation();
-    this.history = undefined;
+    this.#history.show(undefined);
+    await this.updateComplete;
+  }
+
+  /** Leaves what the panel shows of the conversation: a comment not sent, the replies drawn, an error, a notice. */
+  #leave() {
+    this.#votes.keep();
     forgetViews(this);
     this.errorMessage = '';
     this.#announcer.say('');
-    this.requestUpdate();
-    await this.updateComplete;
   }
 
   #replied(reply: ReplyResult, id: string) {
@@ -495,16 +459,7 @@ export class PersonaChat extends LitElement {
       language,
       dir: this.hasAttribute('dir') ? nothing : isRightToLeft(language) ? 'rtl' : 'ltr',
       level: this.#level,
-      history: this.history
-        ? this.#shownHistory?.render(
-            { html, nothing },
-            this.history,
-            this.#chat.state.conversationId,
-            t,
-            language,
-            this.#level + 1,
-          )
-        : undefined,
+      history: this.#history.render(t, language, this.#level + 1),
       draft: this.draft,
       pinned: this.pinned,
       error: this.errorMessage,
@@ -516,7 +471,7 @@ export class PersonaChat extends LitElement {
 
   /** What the panel's controls do. */
   readonly #actions: PanelActions = {
-    toggleHistory: () => void this.#toggleHistory(),
+    toggleHistory: () => void this.#history.toggle(),
     newConversation: () => void this.newConversation().then(() => this.#input?.focus()),
     scrolled: () => {
       const list = this.#list;

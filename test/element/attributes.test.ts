@@ -1,6 +1,6 @@
 // The attribute parsers: pure, forgiving, and loud only once about a bad value.
 import { expect } from '@open-wc/testing';
-import { oneOf, parseList, parseStrings } from '../../src/element/attributes.js';
+import { headingLevel, parseList, parseStrings, warnUnknown } from '../../src/element/attributes.js';
 
 /** What console.warn said while `work` ran. */
 function warnings(work: () => void): string[] {
@@ -38,11 +38,21 @@ describe('attribute parsers', () => {
     expect(parsed).to.equal(undefined);
   });
 
-  it('take one of the allowed values, else the default, warning with the allowed values when one was set', () => {
-    const modes = ['launcher', 'inline'] as const;
-    expect(warnings(() => expect(oneOf('inline', modes, 'launcher', 'mode')).to.equal('inline'))).to.deep.equal([]);
-    expect(warnings(() => expect(oneOf('', modes, 'launcher', 'mode')).to.equal('launcher'))).to.deep.equal([]);
-    const said = warnings(() => expect(oneOf('popup', modes, 'launcher', 'mode')).to.equal('launcher'));
-    expect(said).to.deep.equal(['<persona-chat>: mode="popup" is not one of launcher, inline; using launcher.']);
+  it('warn of each value not allowed, naming the allowed ones and the default used, and of a heading level', () => {
+    const known = { mode: 'inline', position: 'bottom-left', theme: 'dark', storage: 'none', headingLevel: 1 };
+    expect(warnings(() => warnUnknown(known))).to.deep.equal([]);
+    expect(
+      warnings(() => warnUnknown({ ...known, mode: '', theme: '' })),
+      'unset',
+    ).to.deep.equal([]);
+    expect(warnings(() => warnUnknown({ ...known, mode: 'popup', storage: 'cookie', headingLevel: 9 }))).to.deep.equal([
+      '<persona-chat>: mode="popup" is not one of launcher, inline; using launcher.',
+      '<persona-chat>: storage="cookie" is not one of local, session, none; using local.',
+      '<persona-chat>: heading-level="9" is not a level from 1 to 6; using 2.',
+    ]);
+  });
+
+  it('take a heading level from 1 to 6, else 2', () => {
+    expect([1, 6, 0, 7, 2.5, NaN].map(headingLevel)).to.deep.equal([1, 6, 2, 2, 2, 2]);
   });
 });

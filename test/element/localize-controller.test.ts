@@ -4,7 +4,8 @@ import { LitElement } from 'lit';
 import { LocalizeController } from '../../src/element/localize-controller.js';
 
 class LocalizedHost extends LitElement {
-  readonly localize = new LocalizeController(this);
+  made = 0;
+  readonly localize = new LocalizeController(this, () => void this.made++);
   updates = 0;
 
   protected override updated() {
@@ -53,5 +54,20 @@ describe('LocalizeController', () => {
     document.documentElement.setAttribute('lang', 'fr');
     await new Promise(resolve => requestAnimationFrame(resolve));
     expect(followed).to.equal(1, 'not followed once disconnected');
+  });
+
+  it('makes the strings shown from the table, the overrides, the heading and the placeholder, anew only on a change', async () => {
+    const host = await fixture<LocalizedHost>(html`<localized-host lang="de"></localized-host>`);
+    await waitUntil(() => host.localize.shown.language === 'de', 'the German table to be shown');
+    const overrides = { send: 'Los' };
+    const made = host.made;
+    const strings = host.localize.strings(overrides, 'Shop', '');
+    expect([strings.send, strings.heading, strings.stop]).to.deep.equal(['Los', 'Shop', 'Stopp']);
+    expect(strings.placeholder, 'no placeholder: the table’s').to.equal('Nachricht eingeben…');
+    expect(host.localize.strings(overrides, 'Shop', ''), 'the same object while nothing changed').to.equal(strings);
+    expect(host.made).to.equal(made + 1);
+    const other = host.localize.strings(overrides, 'Shop', 'Ask us');
+    expect([other === strings, other.placeholder]).to.deep.equal([false, 'Ask us']);
+    expect(host.made).to.equal(made + 2);
   });
 });

@@ -4,13 +4,11 @@ import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { LitElement, html as litHtml } from 'lit';
 import { setViewport } from '@web/test-runner-commands';
 import { PanelController } from '../../src/element/panel-controller.js';
-import type { HistoryList } from '../../src/element/history.js';
 
 class PanelHost extends LitElement {
-  static override properties = { open: { type: Boolean }, commenting: {}, history: { attribute: false } };
+  static override properties = { open: { type: Boolean }, commenting: {} };
   open = false;
   commenting: string | null = null;
-  history: HistoryList | undefined;
   readonly panel = new PanelController(this);
 
   protected override createRenderRoot() {
@@ -23,30 +21,18 @@ class PanelHost extends LitElement {
       <dialog>
         <div class="item" data-key="t1"><button aria-pressed=${this.commenting ? 'false' : 'true'}>Down</button></div>
         ${this.commenting ? litHtml`<div class="comment"><textarea></textarea></div>` : ''}
-        ${this.history ? litHtml`<h3 id="history-heading" tabindex="-1">Conversations</h3>` : ''}
-        ${
-          this.history?.items.map(
-            item =>
-              litHtml`<div class="conversation" data-id=${item.id} tabindex="-1">${item.name}</div>
-                <button data-delete=${item.id}>Delete</button>`,
-          ) ?? ''
-        }
-        ${this.history?.renaming ? litHtml`<div class="rename"><input /></div>` : ''}
-        ${this.history?.deleting ? litHtml`<div class="confirm"><button data-cancel>Keep</button></div>` : ''}
         <textarea class="input"></textarea>
       </dialog>`;
   }
 
   protected override updated(changed: Map<PropertyKey, unknown>) {
-    this.panel.refocus(changed, this.commenting, this.history);
+    this.panel.refocus(changed, this.commenting);
   }
 }
 customElements.define('panel-host', PanelHost);
 
 const dialog = (host: PanelHost) => host.renderRoot.querySelector('dialog')!;
 const focused = (host: PanelHost) => host.shadowRoot!.activeElement;
-const list = (items: { id: string; name: string }[], more: Partial<HistoryList> = {}) =>
-  ({ items, ...more }) as unknown as HistoryList;
 
 describe('PanelController', () => {
   it('shows the dialog beside the page while the host is open, and closes it when it is not', async () => {
@@ -112,25 +98,5 @@ describe('PanelController', () => {
     host.commenting = null;
     await host.updateComplete;
     expect(focused(host)?.getAttribute('aria-pressed')).to.equal('true');
-  });
-
-  it('follows the history view: into a rename or delete, back to the conversation, to the heading when one goes', async () => {
-    const host = await fixture<PanelHost>(html`<panel-host open></panel-host>`);
-    const two = [
-      { id: 'a', name: 'Tents' },
-      { id: 'b', name: 'Boots' },
-    ];
-    const step = async (history: HistoryList | undefined) => {
-      host.history = history;
-      await host.updateComplete;
-      return focused(host);
-    };
-    await step(list(two));
-    expect((await step(list(two, { renaming: 'a' })))?.matches('.rename input')).to.equal(true);
-    expect((await step(list(two)))?.getAttribute('data-id'), 'back to the renamed one').to.equal('a');
-    expect((await step(list(two, { deleting: 'b' })))?.hasAttribute('data-cancel')).to.equal(true);
-    expect((await step(list(two)))?.getAttribute('data-delete'), 'kept: back to its delete button').to.equal('b');
-    expect((await step(list(two.slice(0, 1))))?.id, 'one went: to the heading').to.equal('history-heading');
-    expect((await step(undefined))?.className, 'closed: to the message box').to.equal('input');
   });
 });
