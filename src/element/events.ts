@@ -105,6 +105,14 @@ export class PersonaChatFeedbackEvent extends PersonaChatEvent<{ messageId: stri
   }
 }
 
+/** The visitor's text in the message box changed: typed, sent (now empty), or given back. Not for `setDraft()`. */
+export class PersonaChatDraftEvent extends PersonaChatEvent<{ text: string }> {
+  declare readonly text: string;
+  constructor(text: string) {
+    super('persona-chat-draft', { text });
+  }
+}
+
 declare global {
   interface GlobalEventHandlersEventMap {
     'persona-chat-ready': PersonaChatReadyEvent;
@@ -116,5 +124,6 @@ declare global {
     'persona-chat-error': PersonaChatErrorEvent;
     'persona-chat-citation': PersonaChatCitationEvent;
     'persona-chat-feedback': PersonaChatFeedbackEvent;
+    'persona-chat-draft': PersonaChatDraftEvent;
   }
 }

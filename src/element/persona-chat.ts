@@ -14,6 +14,7 @@ import {
   PersonaChatCitationEvent,
   PersonaChatCloseEvent,
   PersonaChatConversationEvent,
+  PersonaChatDraftEvent,
   PersonaChatErrorEvent,
   PersonaChatMessageEvent,
   PersonaChatOpenEvent,
@@ -53,6 +54,7 @@ import type { ConversationSummary } from '../protocol.js';
  * @fires persona-chat-error - Something failed; `code` and `retryable` say what.
  * @fires persona-chat-citation - The visitor opened a source.
  * @fires persona-chat-feedback - Thumbs up or down on a reply.
+ * @fires persona-chat-draft - The visitor's text in the message box changed (typed, sent, or given back).
  *
  * @attr lang - The language of the element's strings; the page's when absent.
  * @attr dir - `rtl` or `ltr`, instead of the direction of the element's language.
@@ -415,10 +417,23 @@ export class PersonaChat extends LitElement {
     );
   }
 
-  /** Sets the message box's text, and keeps it for a reload of the tab. */
-  #keepDraft(text: string) {
+  /** Puts `text` in the message box, as if typed (without `persona-chat-draft`); it is kept for a reload of the tab. */
+  setDraft(text: string) {
+    this.#keepDraft(text, false);
+  }
+
+  /** Puts the focus in the message box, opening the panel first if it is closed; resolves once it is there. */
+  async focusComposer() {
+    if (!this.#inline) await this.show();
+    await this.updateComplete;
+    this.#input?.focus();
+  }
+
+  /** Sets the message box's text, keeps it for a reload of the tab, and tells the page unless the page set it. */
+  #keepDraft(text: string, tell = true) {
     this.draft = text;
     this.#chat.tab.saveDraft(this.#chat.state.conversationId, text);
+    if (tell) this.dispatchEvent(new PersonaChatDraftEvent(text));
   }
 
   #failed(error: PersonaChatError) {

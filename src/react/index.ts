@@ -23,6 +23,7 @@ const events = {
   onError: 'persona-chat-error' as EventName<Events.PersonaChatErrorEvent>,
   onCitation: 'persona-chat-citation' as EventName<Events.PersonaChatCitationEvent>,
   onFeedback: 'persona-chat-feedback' as EventName<Events.PersonaChatFeedbackEvent>,
+  onDraft: 'persona-chat-draft' as EventName<Events.PersonaChatDraftEvent>,
 };
 
 const Wrapped = createComponent({

@@ -6,6 +6,7 @@ import {
   PersonaChatCitationEvent,
   PersonaChatCloseEvent,
   PersonaChatConversationEvent,
+  PersonaChatDraftEvent,
   PersonaChatErrorEvent,
   PersonaChatFeedbackEvent,
   PersonaChatMessageEvent,
@@ -38,6 +39,7 @@ const events: [PersonaChatEvent<object>, string, Record<string, unknown>][] = [
   ],
   [new PersonaChatCitationEvent(citation, 2), 'persona-chat-citation', { citation, footnote: 2 }],
   [new PersonaChatFeedbackEvent('m1', 'down'), 'persona-chat-feedback', { messageId: 'm1', value: 'down' }],
+  [new PersonaChatDraftEvent('Do you'), 'persona-chat-draft', { text: 'Do you' }],
 ];
 
 /** A host page's view of an event: dispatched inside a shadow root, received on the document. */

@@ -62,6 +62,30 @@ describe('<persona-chat>', () => {
     expect(h.root.querySelector('header h2')?.textContent, 'not a level: 2').to.equal('Chat');
   });
 
+  it('lets the page fill the message box and put the focus in it, and tells the page of the visitor’s changes', async () => {
+    const launcher = html`<persona-chat endpoint="/persona-chat" storage="session" persona-id=${juniper}></persona-chat>`;
+    const h = await chat(launcher);
+    const told: string[] = [];
+    h.el.addEventListener('persona-chat-draft', event => told.push(event.text));
+    h.el.setDraft('Do you rent tents?');
+    await h.el.updateComplete;
+    expect(h.input.value).to.equal('Do you rent tents?');
+    expect(h.sendButton.getAttribute('aria-disabled'), 'ready to send').to.equal('false');
+    expect(told, 'the page is not told what it set').to.deep.equal([]);
+    const reloaded = await chat(launcher);
+    expect(reloaded.input.value, 'kept for a reload of the tab').to.equal('Do you rent tents?');
+    reloaded.el.remove();
+
+    expect(h.el.open).to.equal(false);
+    await h.el.focusComposer();
+    expect(h.el.open, 'the panel opened').to.equal(true);
+    expect(h.root.activeElement).to.equal(h.input);
+    await h.type('Do you rent tents in May?');
+    await h.press('Enter');
+    expect(told).to.deep.equal(['Do you rent tents in May?', ''], 'typed, then sent');
+    await h.settled();
+  });
+
   it('warns once of an attribute value it does not know, however often it is drawn, and uses the default', async () => {
     const said: string[] = [];
     const warn = console.warn;
