@@ -204,7 +204,7 @@ export class HistoryView {
             }}
             @keydown=${cancelOnEscape({ renaming: null })}
           >
-            <input name="name" aria-label=${t.conversationName} maxlength="100" .value=${item.name ?? ''} />
+            <input name="name" dir="auto" aria-label=${t.conversationName} maxlength="100" .value=${item.name ?? ''} />
             <button type="submit" class="text-button">${t.save}</button>
             <button type="button" class="text-button" @click=${() => this.#set({ renaming: null })}>${t.cancel}</button>
           </form>
@@ -219,7 +219,7 @@ export class HistoryView {
           aria-current=${item.id === current ? 'true' : nothing}
           @click=${() => void this.host.open(item.id).catch(() => this.#change(() => Promise.reject()))}
         >
-          <span class="name">${name}</span>
+          <span class="name" dir="auto">${name}</span>
           <span class="date">${relativeTime(item.updatedAt ?? item.createdAt, language)}</span>
         </button>
         <button

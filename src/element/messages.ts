@@ -237,7 +237,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
             actions.feedback(id, messageId, 'down', '');
           }}
         >
-          <textarea name="comment" rows="2" maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
+          <textarea name="comment" dir="auto" rows="2" maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
           <button type="submit" class="text-button">${strings.feedbackSend}</button>
         </form>`
       : nothing
@@ -343,6 +343,7 @@ const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
   html`<div
     class="message assistant"
     part="message assistant-message"
+    dir="auto"
     role="article"
     aria-label=${context.speaker}
     aria-busy=${busy}
@@ -352,7 +353,7 @@ const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
 
 /** A message of the visitor's, an article named "You". */
 const user = (text: string, context: RenderContext, queued = false) =>
-  html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" role="article" aria-label=${context.strings.you}>${text}</div>`;
+  html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" dir="auto" role="article" aria-label=${context.strings.you}>${text}</div>`;
 
 export function renderHistoryItem(owner: Owner, item: HistoryItem, context: RenderContext) {
   return html`<div class="item" data-key=${item.id}>

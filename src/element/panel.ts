@@ -135,7 +135,7 @@ function renderContent(host: PanelHost, view: PanelView) {
   const replying = Boolean(activeTurn(state));
   const remaining = messageMaxLength - draft.length;
   return html`
-        <header part="header">
+        <div class="header" part="header">
           <div class="titles">
             ${heading(view.level, t.heading)}
             ${host.subheading ? html`<p>${host.subheading}</p>` : nothing}
@@ -165,7 +165,7 @@ function renderContent(host: PanelHost, view: PanelView) {
             ${newIcon}
           </button>
           ${view.inline ? nothing : html`<button type="button" class="icon-button" aria-label=${t.close} @click=${() => host.hide()}>${closeIcon}</button>`}
-        </header>
+        </div>
         ${history ?? nothing}
         <div
           class="messages"
@@ -177,7 +177,7 @@ function renderContent(host: PanelHost, view: PanelView) {
           @scroll=${on.scrolled}
           @click=${on.click}
         >
-          ${host.greeting && empty ? html`<div class="message assistant" part="message assistant-message" role="article" aria-label=${context.speaker}>${host.greeting}</div>` : nothing}
+          ${host.greeting ? html`<div class="message assistant" part="message assistant-message" dir="auto" role="article" aria-label=${context.speaker}>${host.greeting}</div>` : nothing}
           ${
             empty && host.starters.length
               ? html`<div class="starters" role="group" aria-label=${t.suggestions}>
@@ -196,6 +196,7 @@ function renderContent(host: PanelHost, view: PanelView) {
         <form part="composer" ?hidden=${Boolean(history)} @submit=${on.submit}>
           <textarea
             part="input"
+            dir="auto"
             rows="1"
             aria-label=${t.placeholder}
             placeholder=${t.placeholder}

@@ -109,23 +109,23 @@ export const styles = [
     }
   }
 
-  header {
+  .header {
     display: flex;
     align-items: center;
     gap: 8px;
     padding: 14px 16px;
     border-block-end: 1px solid var(--_border);
   }
-  header .titles {
+  .header .titles {
     flex: 1;
     min-inline-size: 0;
   }
-  header .titles > :first-child {
+  .header .titles > :first-child {
     margin: 0;
     font-size: 1.05em;
     font-weight: 600;
   }
-  header p {
+  .header p {
     margin: 0;
     color: var(--_muted);
     font-size: 0.85em;

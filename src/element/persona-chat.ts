@@ -158,7 +158,7 @@ export class PersonaChat extends LitElement {
   heading = '';
   /** A line under the title. */
   subheading = '';
-  /** The persona's first bubble in a new conversation; shown, never sent. */
+  /** The persona's first bubble, at the top of every conversation; shown, never sent. */
   greeting = '';
   /** The message box's placeholder. */
   placeholder = '';

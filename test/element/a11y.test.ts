@@ -43,8 +43,11 @@ async function audit(context: Element): Promise<string[]> {
 
 type Palette = 'default' | 'accent only';
 
-/** A host page with its own banner, main content and heading, and the element in it. */
-async function host(element: ReturnType<typeof html>, palette: Palette) {
+/**
+ * A host page with its own banner, main content and heading, and the element in its main content, or (`beside`) at
+ * the page's top level, where a site puts a launcher, beside its banner and its footer.
+ */
+async function host(element: ReturnType<typeof html>, palette: Palette, beside = false) {
   const page = await fixture<HTMLElement>(html`<div
     style=${palette === 'accent only' ? '--persona-chat-accent-color: #0e7490' : ''}
   >
@@ -52,8 +55,10 @@ async function host(element: ReturnType<typeof html>, palette: Palette) {
     <main>
       <h1>Help centre</h1>
       <p>Questions about an order? Ask below.</p>
-      ${element}
+      ${beside ? '' : element}
     </main>
+    <footer><p>© Trailhead Outfitters</p></footer>
+    ${beside ? element : ''}
   </div>`);
   return { page, h: new Harness(page.querySelector('persona-chat') as PersonaChat) };
 }
@@ -95,6 +100,14 @@ const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
     'open, with the greeting and starters',
     async palette => {
       const { page, h } = await host(launcher('starters'), palette);
+      await h.el.show();
+      return page;
+    },
+  ],
+  [
+    'open at the page’s top level, beside its banner',
+    async palette => {
+      const { page, h } = await host(launcher(), palette, true);
       await h.el.show();
       return page;
     },
@@ -346,8 +359,8 @@ describe('keyboard and screen reader', function () {
       await h.settled();
     }
     const articles = [...h.root.querySelectorAll<HTMLElement>('.messages [role="article"]')];
-    expect(articles.length).to.equal(6);
-    const newest = articles[5]!;
+    expect(articles.length, 'the greeting, and three questions and replies').to.equal(7);
+    const newest = articles[6]!;
     h.root.querySelector<HTMLButtonElement>('[aria-label="New conversation"]')!.focus();
     const reached: Element[] = [];
     for (let i = 0; i < 30 && h.root.activeElement !== h.input; i++) {
@@ -365,9 +378,9 @@ describe('keyboard and screen reader', function () {
     newest.focus();
     await sendKeys({ press: 'ArrowUp' });
     await sendKeys({ press: 'ArrowUp' });
-    expect(h.root.activeElement, 'two messages up: the second reply').to.equal(articles[3]);
+    expect(h.root.activeElement, 'two messages up: the second reply').to.equal(articles[4]);
     await sendKeys({ press: 'Tab' });
-    expect(articles[3]!.contains(h.root.activeElement), 'Tab goes into that reply').to.equal(true);
+    expect(articles[4]!.contains(h.root.activeElement), 'Tab goes into that reply').to.equal(true);
     expect(h.root.activeElement!.closest('sup.cite'), 'to its first footnote').to.not.equal(null);
   });
 

@@ -101,10 +101,10 @@ describe('the panel templates', () => {
     expect(find('.launcher')).to.equal(null);
     const section = find('section#panel')!;
     expect([section.lang, section.dir, section.getAttribute('aria-label')]).to.deep.equal(['fr', 'ltr', en.heading]);
-    expect(find(`header [aria-label="${en.close}"]`)).to.equal(null);
+    expect(find(`.header [aria-label="${en.close}"]`)).to.equal(null);
   });
 
-  it('offer the greeting and the starters in an empty conversation only, and send a starter when pressed', () => {
+  it('keep the greeting at the top, offer the starters in an empty conversation only, and send a starter when pressed', () => {
     const empty = draw({ greeting: 'Hi, I am Juniper.', starters: ['Do you rent tents?'] });
     expect(empty.find('.message.assistant')!.textContent).to.equal('Hi, I am Juniper.');
     empty.find<HTMLButtonElement>('.starter')!.click();
@@ -112,7 +112,29 @@ describe('the panel templates', () => {
     expect(empty.calls).to.deep.equal([['send', 'Do you rent tents?'], ['click']]);
     const started = draw({ greeting: 'Hi, I am Juniper.', starters: ['Do you rent tents?'], state: history(2) });
     expect(started.find('.starters')).to.equal(null);
-    expect(started.root.textContent).not.to.contain('Hi, I am Juniper.');
+    const first = started.find('.messages')!.firstElementChild!;
+    expect([first.className, first.textContent], 'the greeting stays first').to.deep.equal([
+      'message assistant',
+      'Hi, I am Juniper.',
+    ]);
+  });
+
+  it('let each message and the message box take the direction of their own text', () => {
+    const greeting = 'مرحبا! كيف يمكنني المساعدة؟';
+    const { root, find } = draw({ inline: true, language: 'ar', dir: 'rtl', greeting, state: history(2) });
+    document.body.append(root);
+    try {
+      const direction = (el: Element) => getComputedStyle(el).direction;
+      expect(direction(find('section#panel')!)).to.equal('rtl');
+      expect([...root.querySelectorAll('.message')].map(direction), 'the greeting, then two in English').to.deep.equal([
+        'rtl',
+        'ltr',
+        'ltr',
+      ]);
+      expect(find('textarea')!.dir).to.equal('auto');
+    } finally {
+      root.remove();
+    }
   });
 
   it('draw the history in chunks of twenty messages', () => {
@@ -159,7 +181,7 @@ describe('the panel templates', () => {
     const { find, calls } = draw({ draft: 'Hello' });
     find<HTMLButtonElement>('[part="history-button"]')!.click();
     find<HTMLButtonElement>(`[aria-label="${en.newConversation}"]`)!.click();
-    find<HTMLButtonElement>(`header [aria-label="${en.close}"]`)!.click();
+    find<HTMLButtonElement>(`.header [aria-label="${en.close}"]`)!.click();
     const input = find<HTMLTextAreaElement>('textarea')!;
     expect(input.value).to.equal('Hello');
     input.value = 'Hello there';

@@ -59,7 +59,7 @@ describe('<persona-chat>', () => {
     expect([title.getAttribute('role'), title.getAttribute('aria-level')]).to.deep.equal(['heading', '2']);
     h.el.setAttribute('heading-level', '9');
     await h.el.updateComplete;
-    expect(h.root.querySelector('header h2')?.textContent, 'not a level: 2').to.equal('Chat');
+    expect(h.root.querySelector('.header h2')?.textContent, 'not a level: 2').to.equal('Chat');
   });
 
   it('lets the page fill the message box and put the focus in it, and tells the page of the visitor’s changes', async () => {
