@@ -204,7 +204,17 @@ export class HistoryView {
             }}
             @keydown=${cancelOnEscape({ renaming: null })}
           >
-            <input name="name" dir="auto" aria-label=${t.conversationName} maxlength="100" .value=${item.name ?? ''} />
+            <input
+              name="name"
+              dir=${item.name?.trim() ? 'auto' : nothing}
+              aria-label=${t.conversationName}
+              maxlength="100"
+              .value=${item.name ?? ''}
+              @input=${(event: Event) => {
+                const field = event.target as HTMLInputElement;
+                field.dir = field.value.trim() ? 'auto' : '';
+              }}
+            />
             <button type="submit" class="text-button">${t.save}</button>
             <button type="button" class="text-button" @click=${() => this.#set({ renaming: null })}>${t.cancel}</button>
           </form>

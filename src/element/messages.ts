@@ -237,7 +237,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
             actions.feedback(id, messageId, 'down', '');
           }}
         >
-          <textarea name="comment" dir="auto" rows="2" maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
+          <textarea name="comment" rows="2" @input=${followText} maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
           <button type="submit" class="text-button">${strings.feedbackSend}</button>
         </form>`
       : nothing
@@ -350,6 +350,15 @@ const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
   >
     ${content}
   </div>`;
+
+/**
+ * A field the visitor types in takes the direction of its text (`dir="auto"`) once it has some; empty, it keeps the
+ * panel's, which an empty `dir="auto"` would lose to left-to-right.
+ */
+const followText = (event: Event) => {
+  const field = event.target as HTMLTextAreaElement;
+  field.dir = field.value.trim() ? 'auto' : '';
+};
 
 /** A message of the visitor's, an article named "You". */
 const user = (text: string, context: RenderContext, queued = false) =>

@@ -196,7 +196,7 @@ function renderContent(host: PanelHost, view: PanelView) {
         <form part="composer" ?hidden=${Boolean(history)} @submit=${on.submit}>
           <textarea
             part="input"
-            dir="auto"
+            dir=${draft.trim() ? 'auto' : nothing}
             rows="1"
             aria-label=${t.placeholder}
             placeholder=${t.placeholder}

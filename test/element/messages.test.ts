@@ -184,7 +184,10 @@ describe('renderTurn', () => {
     ]);
     const box = host.querySelector<HTMLTextAreaElement>('form.comment textarea')!;
     expect(box.getAttribute('aria-label')).to.equal('What went wrong? (optional)');
+    expect(box.dir, 'empty: the panel’s direction').to.equal('');
     box.value = '  The tent was the wrong size.  ';
+    box.dispatchEvent(new Event('input'));
+    expect(box.dir, 'typed in: the direction of its text').to.equal('auto');
     host.querySelector<HTMLButtonElement>('form.comment [type="submit"]')!.click();
     box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
     expect(calls).to.deep.equal([

@@ -131,9 +131,16 @@ describe('the panel templates', () => {
         'ltr',
         'ltr',
       ]);
-      expect(find('textarea')!.dir).to.equal('auto');
+      expect(direction(find('textarea')!), 'the empty message box: the panel’s').to.equal('rtl');
     } finally {
       root.remove();
+    }
+    const typed = draw({ inline: true, language: 'ar', dir: 'rtl', draft: 'Do you rent tents?' });
+    document.body.append(typed.root);
+    try {
+      expect(getComputedStyle(typed.find('textarea')!).direction, 'typed in: its text’s').to.equal('ltr');
+    } finally {
+      typed.root.remove();
     }
   });
 
