@@ -165,7 +165,7 @@ export default defineConfig(async ({ mode }): Promise<UserConfig> => {
       minify: true,
       // Lib mode keeps whitespace in ES output for downstream bundlers; these files go to browsers as they are.
       rolldownOptions: {
-        // terser's two passes take seconds over a whole bundle, as they are meant to: not a warning.
+        // terser's passes take seconds over a whole bundle, as they are meant to: not a warning.
         checks: { bundlerTimings: false },
         // Pure annotations are hints for a bundler; nothing bundles these files again, and the chat has 24 of them.
         output: {
