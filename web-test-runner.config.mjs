@@ -383,6 +383,9 @@ export default {
   // `npm run test:browser` runs one process, so one server, per engine instead (test/support/run-browsers.mjs).
   concurrentBrowsers: 1,
   testFramework: { config: { timeout: 15_000 } },
+  // A file's whole run: the accessibility sweep reaches two dozen real states, which takes WebKit on a busy two-core
+  // machine more than the default two minutes. Each test keeps its own 15 s.
+  testsFinishTimeout: 300_000,
   middleware: [
     async function mounts(ctx, next) {
       if (ctx.path.startsWith('/test-support/')) return testSupport(ctx);
