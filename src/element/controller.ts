@@ -46,8 +46,8 @@ export interface ChatHost extends ReactiveControllerHost, HTMLElement {
 export interface ChatCallbacks {
   /** A turn ended with a reply (done, or stopped with what it had); `id` is the turn's. */
   onReply?(result: ReplyResult, id: string): void;
-  /** Something failed: a turn (once per turn), or setting up. */
-  onError?(error: PersonaChatError): void;
+  /** Something failed: a turn (once per turn; `turn` is its id when the transcript shows the failure), or setting up. */
+  onError?(error: PersonaChatError, turn?: string): void;
   /** A conversation started, or one was restored. */
   onConversation?(conversationId: string, restored: boolean): void;
   /** Texts that were not sent after all, in order, for the composer. */
@@ -461,23 +461,24 @@ export class ChatController implements ReactiveController {
     const failure = error instanceof PersonaChatError ? error : networkError(error);
     const turn = this.#turn(handle.id);
     const unsent = this.#dropQueued();
+    let shown: string | undefined;
     if (turn && !failure.retryable && turn.status === TurnStatus.accepting) {
       unsent.unshift(handle.text);
       this.tab.removePending(handle.key);
       this.#apply({ type: 'removed', ids: [handle.id] });
     } else if (turn) {
       const { code, retryable } = failure;
-      this.#apply({ type: code === 'interrupted' ? code : 'failed', id: handle.id, code, retryable });
+      this.#apply({ type: code === 'interrupted' ? code : 'failed', id: (shown = handle.id), code, retryable });
     }
     if (unsent.length) this.#on.onUnsent?.(unsent);
-    this.#report(failure);
+    this.#report(failure, shown);
     handle.reject(failure);
     this.#pump();
   }
 
-  #report(error: unknown) {
+  #report(error: unknown, turn?: string) {
     if (isAbort(error)) return;
-    this.#on.onError?.(error instanceof PersonaChatError ? error : networkError(error));
+    this.#on.onError?.(error instanceof PersonaChatError ? error : networkError(error), turn);
     this.#host.requestUpdate();
   }
 }

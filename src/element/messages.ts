@@ -9,6 +9,7 @@ import { MarkdownView } from './markdown.js';
 import { defaultHeadingLevel, heading } from './render.js';
 import { TurnStatus } from './state.js';
 import type { Feedback, HistoryItem, Turn } from './state.js';
+import { errorText } from './strings.js';
 import type { Strings } from './strings.js';
 
 export interface MessageActions {
@@ -433,7 +434,15 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
     case TurnStatus.stopped:
       return ended(notice(strings.stopped, canRetry, context));
     case TurnStatus.failed:
-      return ended(notice(text ? strings.incomplete : strings.notAnswered, canRetry, context));
+      // The one notice of the failure: what became of the message, and why.
+      return ended(
+        notice(
+          (text ? strings.incomplete : strings.notAnswered) +
+            (turn.error ? ` ${errorText(strings, turn.error.code)}` : ''),
+          canRetry,
+          context,
+        ),
+      );
     case TurnStatus.interrupted:
       return ended(notice(strings.interrupted, canRetry, context));
   }

@@ -219,7 +219,7 @@ export class PersonaChat extends LitElement {
 
   readonly #chat = new ChatController(this, {
     onReply: (reply, id) => this.#replied(reply, id),
-    onError: error => this.#failed(error),
+    onError: (error, turn) => this.#failed(error, turn),
     onConversation: (id, restored) => {
       if (restored) forgetViews(this);
       if (!this.draft) this.draft = this.#chat.tab.draft(id);
@@ -436,8 +436,11 @@ export class PersonaChat extends LitElement {
     if (tell) this.dispatchEvent(new PersonaChatDraftEvent(text));
   }
 
-  #failed(error: PersonaChatError) {
-    this.errorMessage = errorText(this.#text, error.code);
+  /** Says what failed: above the message box, or (a turn's failure, which the transcript shows) to a screen reader. */
+  #failed(error: PersonaChatError, turn?: string) {
+    const text = errorText(this.#text, error.code);
+    if (turn) this.#announcer.say(text);
+    else this.errorMessage = text;
     this.dispatchEvent(new PersonaChatErrorEvent(error.code, error.retryable, error));
   }
 

@@ -141,7 +141,7 @@ const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
       const { page, h } = await host(inline(), palette);
       await faults({ status: { code: 500, count: null, on: 'continue' } });
       void h.el.send('Where is my order?').catch(() => {});
-      await waitUntil(() => h.root.querySelector('[role="alert"]'), 'the error');
+      await waitUntil(() => h.root.querySelector('.item[data-status="failed"] [part="error"]'), 'the error');
       await h.el.updateComplete;
       return page;
     },

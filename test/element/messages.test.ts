@@ -219,7 +219,9 @@ describe('renderTurn', () => {
     const message = reply(host)!;
     expect(message.getAttribute('aria-busy')).to.equal('false');
     expect(message.querySelector('.markdown')!.textContent).to.contain('Tents ship');
-    expect(notice(host)!.querySelector('span')!.textContent).to.equal('This reply is incomplete.');
+    expect(notice(host)!.querySelector('span')!.textContent, 'what became of it, and why').to.equal(
+      'This reply is incomplete. Something went wrong. Please try again.',
+    );
     expect(retry(host)!.textContent!.trim()).to.equal('Retry');
     expect(host.querySelector('[part="citations"]'), 'the sources of a reply that did not end').to.equal(null);
     expect(thumbs(host)).to.deep.equal([]);

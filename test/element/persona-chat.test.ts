@@ -372,7 +372,10 @@ describe('<persona-chat>', () => {
     expect(error.code).to.equal('network_error');
     await h.status('failed');
     expect(h.userMessages()).to.deep.equal(['Is this kept?']);
-    expect(h.root.querySelector('[role="alert"]')!.textContent).to.contain('cannot be reached');
+    const notices = [...h.root.querySelectorAll('[part="error"]')].map(notice => notice.textContent!.trim());
+    expect(notices, 'one notice, in the transcript, with the reason').to.have.length(1);
+    expect(notices[0]).to.match(/^This message has not been answered\. The chat cannot be reached/);
+    expect(h.root.querySelector('.live')!.textContent, 'said to a screen reader').to.contain('cannot be reached');
     expect(h.input.readOnly).to.equal(false);
     expect(h.input.getAttribute('aria-busy')).to.not.equal('true');
     h.el.fetch = real;

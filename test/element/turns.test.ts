@@ -250,6 +250,7 @@ describe('<persona-chat> turns', () => {
       expect(h.root.querySelector('[aria-busy="true"]')).to.equal(null);
       expect(h.retryButton).to.not.equal(null);
       expect(errors.length).to.equal(1);
+      expect(h.root.querySelectorAll('[part="error"]').length, 'one notice of it').to.equal(1);
       await h.type('typed while it failed');
       expect(h.input.value).to.equal('typed while it failed');
       const done = oneEvent(h.el, 'persona-chat-message');
