@@ -102,8 +102,9 @@ export const styles = [
   }
   @media (max-width: 480px) {
     .panel.floating {
+      /* The visible width: 100vw would take in the page's scrollbar, and push Send under it. */
       inset: 0;
-      inline-size: 100vw;
+      inline-size: auto;
       block-size: 100dvh;
       border-radius: 0;
     }

@@ -384,6 +384,29 @@ describe('keyboard and screen reader', function () {
     expect(h.root.activeElement!.closest('sup.cite'), 'to its first footnote').to.not.equal(null);
   });
 
+  it('fits the visible width when narrow, beside the page’s scrollbar: nothing to scroll sideways', async function () {
+    await viewport(this, 320, 640);
+    // A page long enough to scroll, with a scrollbar that takes width as on most desktops. Firefox and WebKit draw it
+    // beside the page (WebKit once it is styled); headless Chromium hides its scrollbars, so there this checks less.
+    const scrollbar = document.createElement('style');
+    scrollbar.textContent = '::-webkit-scrollbar { width: 15px; background: #ddd }';
+    document.head.append(scrollbar);
+    try {
+      const { page, h } = await host(launcher(), 'default');
+      page.style.minHeight = '3000px';
+      await h.el.show();
+      await waitUntil(() => h.root.querySelector('dialog:modal'), 'the panel is modal');
+      const visible = document.documentElement.clientWidth;
+      const panel = h.root.querySelector('dialog')!.getBoundingClientRect();
+      expect([panel.left, panel.right], 'the panel spans the visible width').to.deep.equal([0, visible]);
+      expect(h.sendButton.getBoundingClientRect().right, 'Send is in view').to.be.at.most(visible);
+      expect(document.documentElement.scrollWidth, 'nothing to scroll sideways').to.equal(visible);
+    } finally {
+      scrollbar.remove();
+      await setViewport({ width: 800, height: 600 });
+    }
+  });
+
   it('is modal below the narrow breakpoint: Tab stays in the panel, Escape closes it', async function () {
     await viewport(this, 320, 640);
     try {
