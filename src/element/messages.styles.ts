@@ -238,8 +238,12 @@ export const messagesCss = css`
     inline-size: 16px;
     block-size: 16px;
   }
+  /* A vote given is plain to see: the thumb filled. */
   .reply-actions [aria-pressed='true'] {
     color: var(--_link);
+  }
+  .reply-actions [aria-pressed='true'] svg {
+    fill: currentColor;
   }
   .notice {
     color: var(--_error);

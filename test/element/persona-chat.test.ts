@@ -149,6 +149,11 @@ describe('<persona-chat>', () => {
     expect(rated.messageId).to.equal(message.messageId);
     const helpful = reply.querySelector('[aria-label="Helpful"]')!;
     await waitUntil(() => helpful.getAttribute('aria-pressed') === 'true', 'the thumb is drawn pressed');
+    const fill = (label: string) => getComputedStyle(reply.querySelector(`[aria-label="${label}"] svg`)!).fill;
+    expect([fill('Helpful') === 'none', fill('Not helpful')], 'the vote given is filled').to.deep.equal([
+      false,
+      'none',
+    ]);
     // The reply's text and sources are not drawn again for its thumbs: the source the visitor opened stays open.
     expect([source.isConnected, toggle.getAttribute('aria-expanded')]).to.deep.equal([true, 'true']);
     expect((await continues()).length).to.equal(1);
