@@ -201,6 +201,12 @@ export const messagesCss = css`
     background: none;
     text-align: start;
   }
+  /* Targets of at least 24 px (WCAG 2.2, 2.5.8), though the list's text is smaller. */
+  .citations li > :is(button, a) {
+    display: inline-flex;
+    align-items: center;
+    min-block-size: 24px;
+  }
   .citations button::before {
     content: '';
     display: inline-block;

@@ -123,10 +123,16 @@ const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
     },
   ],
   [
-    'a finished reply with its Sources expanded, and feedback given',
+    'a finished reply with its two Sources, one expanded, and feedback given',
     async palette => {
       const { page, h } = await host(inline(), palette);
-      await ask(h, 'How do I return a tent?');
+      await ask(h, 'Do you rent tents?');
+      expect(h.lastReply()!.querySelectorAll('[part="citations"] li').length, 'two sources').to.equal(2);
+      // WCAG 2.2's target size (2.5.8), which axe leaves for a person to check inside a scrolled list.
+      const controls = [...h.lastReply()!.querySelectorAll('[part="citations"] li > :is(button, a)')];
+      const heights = controls.map(control => Math.round(control.getBoundingClientRect().height));
+      expect(heights.length, 'each source’s name and link').to.equal(4);
+      expect(Math.min(...heights), 'each at least 24 px high').to.be.at.least(24);
       await h.settled();
       h.lastReply()!.querySelector<HTMLElement>('sup.cite a')!.click();
       await h.el.updateComplete;
