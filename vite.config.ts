@@ -67,10 +67,11 @@ function launcherFiles(chat: string): Plugin {
     async generateBundle(_options, bundle) {
       const launcher = bundle['persona-chat.js'];
       if (launcher?.type !== 'chunk') return this.error('the launcher build made no persona-chat.js');
-      const chatCode = await readFile(`${debugDir}/${chat}`, 'utf8');
+      // The chat as the public folder serves it (its build wrote it there, without the comment naming its map).
+      const chatCode = await readFile(`${browserDir}/${chat}`, 'utf8');
       if (/^import\b|\bfrom"\.\//m.test(chatCode))
         return this.error(`${chat} imports another file: it must stand alone`);
-      const sizes = [gzipSize(launcher.code), gzipSize(chatCode.replace(/\n\/\/# sourceMappingURL=.*\n?$/, ''))];
+      const sizes = [gzipSize(launcher.code), gzipSize(chatCode)];
       for (const [what, size, budget] of [
         [`the launcher (persona-chat.js)`, sizes[0]!, budgets.launcher],
         [`the launcher and the chat (persona-chat.js, ${chat})`, sizes[0]! + sizes[1]!, budgets.chat],
