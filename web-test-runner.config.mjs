@@ -341,14 +341,15 @@ async function testSupport(ctx) {
     ctx.set('Set-Cookie', 'persona_chat_visitor=; Path=/persona-chat; Max-Age=0; HttpOnly; SameSite=Lax');
     ctx.body = '{}';
   } else if (ctx.path === '/test-support/host.html') {
-    // A plain host page, as a tab of the site: one element, its persona and storage from the query.
+    // A plain host page, as a tab of the site: one element, its persona, storage and mode from the query.
     const persona = /^[0-9a-f-]{36}$/.test(ctx.query.persona ?? '') ? ctx.query.persona : defaultPersonas[1].personaId;
     const storage = ['local', 'session', 'none'].includes(ctx.query.storage) ? ctx.query.storage : 'local';
+    const mode = ctx.query.mode === 'launcher' ? 'launcher' : 'inline';
     ctx.type = 'text/html';
     ctx.body =
       '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Host</title>' +
       '<script type="module" src="/test/element/host-page.ts"></script></head>' +
-      `<body><persona-chat endpoint="/persona-chat" mode="inline" storage="${storage}" persona-id="${persona}"></persona-chat></body></html>`;
+      `<body><persona-chat endpoint="/persona-chat" mode="${mode}" storage="${storage}" persona-id="${persona}"></persona-chat></body></html>`;
   } else if (ctx.path === '/test-support/csp.html') {
     // A host page with a strict policy: scripts from this origin only, no inline code, no eval, Trusted Types
     // required with only Lit's policy allowed.

@@ -149,7 +149,7 @@ export class ChatController implements ReactiveController {
     // Messages an earlier load of this tab sent but the backend never accepted go back to the composer.
     const pending = this.tab.pending().filter(p => p.page !== pageId);
     for (const p of pending) this.tab.removePending(p.key);
-    const unsent = pending.filter(p => !runs.some(run => run.key === p.key)).map(p => p.text);
+    const unsent = pending.filter(p => !p.accepted && !runs.some(run => run.key === p.key)).map(p => p.text);
     if (unsent.length) this.#on.onUnsent?.(unsent);
   }
 
@@ -422,7 +422,7 @@ export class ChatController implements ReactiveController {
       fetch: this.backend.fetch,
       sentAt: this.#sentAt,
       lastEventId: () => this.#turn(handle.id)?.lastEventId ?? null,
-      accepted: () => this.tab.removePending(handle.key),
+      accepted: () => this.tab.acceptPending(handle.key),
       apply: event => {
         this.#apply(event);
         if (event.type !== 'done') return;
@@ -467,6 +467,7 @@ export class ChatController implements ReactiveController {
       this.tab.removePending(handle.key);
       this.#apply({ type: 'removed', ids: [handle.id] });
     } else if (turn) {
+      if (handle.accepted) this.tab.removePending(handle.key);
       const { code, retryable } = failure;
       this.#apply({ type: code === 'interrupted' ? code : 'failed', id: (shown = handle.id), code, retryable });
     }

@@ -3,8 +3,8 @@
  * What a page loads first (`persona-chat.js`): it draws the launcher of each `<persona-chat>` and loads the chat
  * beside it (Lit, the lexer, the controller: a file of its own, found from this file's URL, so a CDN copy and a strict
  * CSP keep working) when the visitor shows intent (a pointer over it, the focus, a press), when the browser is
- * idle, or at once where the chat must show or work now: inline mode, `open`, or a message that a reload
- * interrupted and that is to be sent again. Written without Lit, so a page pays for the chat only when it is used.
+ * idle, or at once where the chat must show or work now: inline mode, `open`, or a message or its reply that a reload
+ * interrupted, to be sent again or followed. Written without Lit, so a page pays for the chat only when it is used.
  *
  * The element is defined only when the chat is loaded: until then it is an undefined element whose shadow root
  * holds the launcher, and the chat takes that root over. Safe to load twice, and beside the classic-script build.
@@ -130,7 +130,7 @@ function listen(el: Element) {
 /** The element's language, if the launcher has words in it. */
 const language = (el: Element) => languageOf(localeOf(el), Object.keys(launcherTexts));
 
-/** Whether this tab holds a message a reload interrupted before the backend accepted it. */
+/** Whether this tab holds a message a reload interrupted, before the backend accepted it or before its reply ended. */
 function interrupted() {
   try {
     return Object.keys(sessionStorage).some(key => key.startsWith('persona-chat:') && key.endsWith(':pending'));

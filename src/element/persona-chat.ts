@@ -292,7 +292,8 @@ export class PersonaChat extends LitElement {
     void this.updateComplete.then(() => {
       if (!this.isConnected) return;
       if (!this.draft) this.draft = this.#chat.tab.draft(null);
-      if ((this.#inline || this.open) && this.endpoint) void this.#chat.start();
+      // A reply a reload left running is followed at once, to be counted on the launcher when it ends.
+      if ((this.#inline || this.open || this.#chat.tab.pending().length) && this.endpoint) void this.#chat.start();
     });
   }
 

@@ -87,8 +87,9 @@ export const pageId = crypto.randomUUID();
 
 /**
  * What this tab keeps while the page reloads (sessionStorage): the unsent draft per conversation, and the messages
- * sent but not yet accepted by the backend, so that a reload at that moment gives them back instead of losing
- * them. Namespaced by endpoint and persona only: it is needed before the session says who the visitor is.
+ * sent whose reply is not done yet, so that a reload at that moment gives back those the backend had not accepted
+ * instead of losing them, and follows the replies of the others. Namespaced by endpoint and persona only: it is
+ * needed before the session says who the visitor is.
  */
 export class TabStorage {
   readonly #store: Store;
@@ -108,7 +109,7 @@ export class TabStorage {
     write(this.#store, `${this.#prefix}:draft:${conversationId ?? 'new'}`, text || null);
   }
 
-  /** Messages sent but not yet accepted, oldest first, with the load of the page that sent them. */
+  /** Messages sent whose reply is not done yet, oldest first, with the load of the page that sent them. */
   pending(): Pending[] {
     const parsed = json(this.#store, `${this.#prefix}:pending`);
     return Array.isArray(parsed)
@@ -120,6 +121,11 @@ export class TabStorage {
 
   addPending(key: string, text: string, page: string) {
     this.#savePending([...this.pending().filter(p => p.key !== key), { key, text, page }]);
+  }
+
+  /** The backend took the message: a reload follows its reply instead of giving its text back. */
+  acceptPending(key: string) {
+    this.#savePending(this.pending().map(p => (p.key === key ? { ...p, accepted: 1 } : p)));
   }
 
   removePending(key: string) {
@@ -137,6 +143,8 @@ interface Pending {
   key: string;
   text: string;
   page: string;
+  /** Set once the backend took the message. */
+  accepted?: 1;
 }
 
 function read(store: Store, key: string): string | null {

@@ -73,6 +73,34 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     expect((await continues()).filter(c => c.message === 'How do I return a tent?').length).to.equal(1);
   });
 
+  it('counts on the launcher a reply that ends after a reload, while the panel is shut', async function () {
+    this.timeout(30_000);
+    await faults({ chunkDelayMs: 60 });
+    const frame = document.createElement('iframe');
+    frame.src = `/test-support/host.html?persona=${juniper}&storage=local&mode=launcher`;
+    document.body.append(frame);
+    frames.push(frame);
+    const shown = (previous?: PersonaChat) =>
+      waitUntil(
+        () => {
+          const el = frame.contentDocument?.querySelector<PersonaChat>('persona-chat');
+          return el !== previous && el?.shadowRoot?.querySelector('[part="launcher"]') && el;
+        },
+        'the page shows its launcher',
+        { timeout: 10_000 },
+      ).then(() => new Harness(frame.contentDocument!.querySelector<PersonaChat>('persona-chat')!));
+    const h = await shown();
+    void h.el.send('How do I return a tent?').catch(() => {});
+    await h.writing();
+    frame.contentWindow!.location.reload();
+    const again = await shown(h.el);
+    expect(again.el.open, 'the panel stays shut').to.equal(false);
+    await waitUntil(() => again.root.querySelector('[part="unread-badge"]'), 'the badge', { timeout: 15_000 });
+    expect(again.root.querySelector('[part="unread-badge"]')!.textContent).to.equal('1');
+    expect(again.el.turnStatus).to.equal('done');
+    expect((await continues()).filter(c => c.message === 'How do I return a tent?').length).to.equal(1, 'sent once');
+  });
+
   it('hands a reply over when its backend instance restarts: it goes on elsewhere and ends complete, sent once', async () => {
     await faults({ chunkDelayMs: 60 });
     const h = await chat();

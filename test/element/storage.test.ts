@@ -41,7 +41,7 @@ describe('storage', () => {
     expect(localStorage.length + sessionStorage.length).to.equal(0);
   });
 
-  it('keeps the draft per conversation, and the messages not yet accepted, in this tab only', () => {
+  it('keeps the draft per conversation, and the messages whose reply is not done, in this tab only', () => {
     const tab = new TabStorage('local', 'ns');
     tab.saveDraft(null, 'before');
     tab.saveDraft('c1', 'in c1');
@@ -50,6 +50,14 @@ describe('storage', () => {
     expect(sessionStorage.getItem('persona-chat:ns:draft:c1')).to.equal(null, 'an empty draft is forgotten');
     tab.addPending('k1', 'one', 'load-1');
     tab.addPending('k2', 'two', 'load-1');
+    tab.acceptPending('k1');
+    expect(tab.pending()).to.deep.equal(
+      [
+        { key: 'k1', text: 'one', page: 'load-1', accepted: 1 },
+        { key: 'k2', text: 'two', page: 'load-1' },
+      ],
+      'an accepted message keeps its place',
+    );
     tab.removePending('k1');
     expect(tab.pending()).to.deep.equal([{ key: 'k2', text: 'two', page: 'load-1' }]);
     expect(localStorage.length).to.equal(0);
