@@ -56,6 +56,19 @@ const offlinePlugin = {
 };
 
 /**
+ * `executeServerCommand('stall')`: the page's open reply streams stall, as behind a proxy that holds a connection it
+ * lost: the test server stops writing them (their bytes wait, corked, until the page gives up on them).
+ */
+const stallPlugin = {
+  name: 'stall',
+  async executeCommand({ command }) {
+    if (command !== 'stall') return undefined;
+    for (const socket of replySockets) socket.cork();
+    return true;
+  },
+};
+
+/**
  * `executeServerCommand('grant-clipboard')`: lets the page write to the clipboard and read it back, as a visitor's
  * browser lets a page that the visitor clicked in, so a test can check what a Copy button copied.
  */
@@ -226,6 +239,8 @@ const makeBackend = () =>
     allowedOrigins: [origin],
     basePath: '/persona-chat',
     limits: suiteLimits,
+    // A ping a second: a stream silent for 4 s has stalled (see stream.ts), which a test can wait for.
+    pingIntervalMs: 1000,
     log: () => {},
   });
 let backend = makeBackend();
@@ -374,6 +389,7 @@ export default {
   plugins: [
     esbuildPlugin({ ts: true, target: 'es2022', tsconfig: './tsconfig.json' }),
     offlinePlugin,
+    stallPlugin,
     loopbackOnly,
     clipboardPlugin,
     reactEsm,

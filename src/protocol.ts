@@ -245,8 +245,11 @@ export interface StopResponse {
  * SSE `id:`; `GET {endpoint}/conversations/:id/runs/:key/events` with `Last-Event-ID` goes on after it.
  */
 export interface StreamEvents {
-  /** First, at once, without an id: the run this stream follows, and its attempt (text resets when it changes). */
-  meta: { conversationId: string; key: string; attempt: number };
+  /**
+   * First, at once, without an id: the run this stream follows, its attempt (text resets when it changes), and the
+   * interval of the stream's `: ping` comments in ms (a stream silent for much longer has stalled).
+   */
+  meta: { conversationId: string; key: string; attempt: number; ping: number };
   delta: { text: string };
   citations: { citations: Citation[] };
   /**

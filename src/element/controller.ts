@@ -91,10 +91,14 @@ export class ChatController implements ReactiveController {
 
   hostConnected() {
     window.addEventListener('storage', this.#onStorage);
+    window.addEventListener('online', this.#onLine);
+    window.addEventListener('offline', this.#onLine);
   }
 
   hostDisconnected() {
     window.removeEventListener('storage', this.#onStorage);
+    window.removeEventListener('online', this.#onLine);
+    window.removeEventListener('offline', this.#onLine);
     this.#leave();
     this.#started = undefined;
     cancelAnimationFrame(this.#frame);
@@ -198,6 +202,9 @@ export class ChatController implements ReactiveController {
     this.#storage ??= new ChatStorage(this.#host.storage, `${this.#namespace}:${session.userKey}`);
     return this.#storage;
   }
+
+  /** The browser went offline or came back: what the element shows of its connection changes. */
+  #onLine = () => this.#on.onChange?.();
 
   /** Another tab of the site changed the conversation: show the same one. */
   #onStorage = (event: StorageEvent) => {

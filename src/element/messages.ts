@@ -32,6 +32,8 @@ export interface RenderContext {
   /** The reply whose thumbs-down asks for a comment, and the one thanked for it. */
   commenting: string | null;
   thanked: string | null;
+  /** The browser is offline: a reply being written says it goes on once it is back. */
+  offline?: boolean;
 }
 
 /** A finished reply as drawn, and what it was drawn from. */
@@ -415,16 +417,18 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
       return nothing;
     case TurnStatus.accepting:
     case TurnStatus.streaming: {
-      // Said in a reply whose connection is being made again, in place of an error.
-      const reconnecting = turn.reconnecting
-        ? html`<p class="reconnecting" role="status">${strings.reconnecting}</p>`
+      // Said in a reply whose connection is being made again, or waits for the browser to be online, in place of an
+      // error; one status, whose words change with the connection.
+      const waiting = context.offline || turn.reconnecting;
+      const status = waiting
+        ? html`<p class="reconnecting" role="status">${context.offline ? strings.offline : strings.reconnecting}</p>`
         : nothing;
       return assistant(
         true,
         text
-          ? [markdown(owner, id, text, false, context, citations.length || undefined), reconnecting]
-          : turn.reconnecting
-            ? reconnecting
+          ? [markdown(owner, id, text, false, context, citations.length || undefined), status]
+          : waiting
+            ? status
             : html`<span class="typing" role="status" aria-label=${strings.typing}><span></span><span></span><span></span></span>`,
         context,
       );

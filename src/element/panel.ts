@@ -223,8 +223,8 @@ function renderContent(host: PanelHost, view: PanelView) {
  * Entries only come and go at the end (or all at once), so drawing them in place is enough.
  */
 function renderEntries(owner: PanelHost, { state, retryable, context }: PanelView) {
-  const { strings, speaker, locale, headingLevel, commenting, thanked } = context;
-  const around = [strings, speaker, locale, headingLevel];
+  const { strings, speaker, locale, headingLevel, commenting, thanked, offline } = context;
+  const around = [strings, speaker, locale, headingLevel, offline];
   const draw = (subject: HistoryItem | Turn, turn: boolean) =>
     guard([subject, subject === retryable, ...around, commenting === subject.id, thanked === subject.id], () =>
       turn

@@ -88,6 +88,9 @@ import type { ConversationSummary } from '../protocol.js';
  * @cssstate stopped - The visitor stopped the reply.
  * @cssstate failed - The reply failed; Retry is offered when it can be retried.
  * @cssstate interrupted - The reply was cut off (its producer went away); Retry is offered.
+ * @cssstate online - The connection to the replies is well. These three mirror the `connection-state` attribute.
+ * @cssstate reconnecting - A reply's stream was cut or stalled, and is being followed again.
+ * @cssstate offline - The browser is offline; a reply being written goes on once it is back.
  *
  * @cssprop [--persona-chat-accent-color=#4f46e5] - Launcher, user bubbles, links, buttons.
  * @cssprop [--persona-chat-on-accent-color=#ffffff] - Text on the accent colour.
@@ -133,6 +136,7 @@ export class PersonaChat extends LitElement {
     strings: { converter: { fromAttribute: parseStrings } },
     fetch: { attribute: false },
     turnStatus: { attribute: 'turn-status', reflect: true },
+    connectionState: { attribute: 'connection-state', reflect: true },
     draft: { state: true },
     pinned: { state: true },
     errorMessage: { state: true },
@@ -196,6 +200,12 @@ export class PersonaChat extends LitElement {
    */
   turnStatus: TurnStatus | 'idle' = 'idle';
 
+  /**
+   * The connection to the replies: `online`, `reconnecting` (a reply's stream was cut or stalled, and is being
+   * followed again) or `offline` (the browser is; a reply goes on when it is back). Reflected, and a custom state.
+   */
+  connectionState: 'online' | 'reconnecting' | 'offline' = 'online';
+
   private draft = '';
   private pinned = true;
   private errorMessage = '';
@@ -225,10 +235,15 @@ export class PersonaChat extends LitElement {
       if (!this.draft) this.draft = this.#chat.tab.draft(id);
       this.dispatchEvent(new PersonaChatConversationEvent(id, restored));
     },
-    // The turn's status shows at once (a status changes rarely); the messages render once per frame.
+    // The turn's status and the connection's show at once (they change rarely); the messages render once per frame.
     onChange: () => {
-      const status = currentTurn(this.#chat.state)?.status ?? 'idle';
-      if (status !== this.turnStatus) this.turnStatus = status;
+      const { state } = this.#chat;
+      this.turnStatus = currentTurn(state)?.status ?? 'idle';
+      this.connectionState = !navigator.onLine
+        ? 'offline'
+        : state.turns.some(turn => turn.reconnecting)
+          ? 'reconnecting'
+          : 'online';
     },
     onUnsent: texts => this.#keepDraft([...texts, this.draft].filter(Boolean).join('\n')),
   });
@@ -326,10 +341,12 @@ export class PersonaChat extends LitElement {
     if (changes.has('draft')) this.#announcer.countDown(this.draft.length);
     // While the reply is awaited, a screen reader hears that it is coming; the reply replaces it when done.
     if (changed.has('turnStatus') && this.turnStatus === TurnStatus.accepting) this.#announcer.say(this.#text.typing);
-    if (changed.has('turnStatus')) {
+    if (changed.has('turnStatus') || changed.has('connectionState')) {
       try {
-        for (const status of ['idle', ...Object.values(TurnStatus)]) this.#internals.states.delete(status);
-        this.#internals.states.add(this.turnStatus);
+        const { states } = this.#internals;
+        states.clear();
+        states.add(this.turnStatus);
+        states.add(this.connectionState);
       } catch {
         // Custom states are missing in older engines; the attribute says the same.
       }
@@ -470,6 +487,7 @@ export class PersonaChat extends LitElement {
         actions: { retry: () => this.#retry(), feedback: (...args) => this.#votes.give(...args) },
         commenting: this.commenting,
         thanked: this.thanked,
+        offline: this.connectionState === 'offline',
         headingLevel: this.#level + 1,
       },
       state: this.#chat.state,

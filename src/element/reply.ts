@@ -76,16 +76,19 @@ export async function persist<T>(
  * rejects with the failure that persisted, or with an AbortError when the turn is aborted.
  */
 export function deliver(handle: TurnHandle, conversationId: string, options: ReplyOptions, followOnly = false) {
-  const reconnecting = () => options.apply({ type: 'reconnecting', id: handle.id });
-  return persist(handle.signal, reconnecting, async tries => {
-    try {
-      if (followOnly && !tries) await follow(handle, conversationId, options);
-      else await send(handle, conversationId, options);
-      if (handle.recover) throw handle.recover;
-    } finally {
-      handle.recover = undefined;
-    }
-  });
+  return persist(
+    handle.signal,
+    () => options.apply({ type: 'reconnecting', id: handle.id }),
+    async tries => {
+      try {
+        if (followOnly && !tries) await follow(handle, conversationId, options);
+        else await send(handle, conversationId, options);
+        if (handle.recover) throw handle.recover;
+      } finally {
+        handle.recover = undefined;
+      }
+    },
+  );
 }
 
 /** Sends the turn's message and reads its reply; follows the run again when the stream drops after acceptance. */
@@ -114,13 +117,15 @@ async function send(handle: TurnHandle, conversationId: string, options: ReplyOp
   } catch (error) {
     if (!accepted || isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
     terminal = false;
+    reconnecting(handle, options);
   }
   if (!terminal) await follow(handle, conversationId, options);
 }
 
 /**
  * Follows the turn's run after the last event it saw, until it ends. A drop is followed again at once, then with a
- * growing pause (and at once when the browser is back online); 30 s without any progress gives up.
+ * growing pause (and at once when the browser is back online), the turn showing it is reconnecting; 30 s without any
+ * progress gives up.
  */
 async function follow(handle: TurnHandle, conversationId: string, options: ReplyOptions) {
   const { signal } = handle;
@@ -151,11 +156,15 @@ async function follow(handle: TurnHandle, conversationId: string, options: Reply
       deadline = Date.now() + followForMs;
     } else if (Date.now() > deadline) {
       throw new PersonaChatError('interrupted', 'The reply stopped coming.', true);
-    }
+    } else reconnecting(handle, options);
     await pauseFor(pause, signal);
     pause = Math.min(pause * 2, 4000);
   }
 }
+
+/** The turn's stream was cut or stalled: it shows it is reconnecting until its next event. */
+const reconnecting = (handle: TurnHandle, options: ReplyOptions) =>
+  options.apply({ type: 'reconnecting', id: handle.id, follow: true });
 
 /** One event of the turn's stream; true for its terminal event. */
 function event(handle: TurnHandle, options: ReplyOptions, name: string, data: unknown, eventId: string | null) {

@@ -95,7 +95,8 @@ export type ChatEvent =
   | { type: 'stopped'; id: string; key?: string }
   | { type: 'removed'; ids: string[] }
   | { type: 'retrying'; id: string }
-  | { type: 'reconnecting'; id: string }
+  /** The turn's way to the backend is made again: its message sent again, or (`follow`) its run followed again. */
+  | { type: 'reconnecting'; id: string; follow?: boolean }
   | { type: 'feedback'; id: string; value: Feedback };
 
 export const initialState: ChatState = {
@@ -298,8 +299,11 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
     case 'removed':
       return { ...state, turns: state.turns.filter(turn => !event.ids.includes(turn.id)) };
     case 'reconnecting':
-      // What was written stays in view; the message sent again is answered from its start (attempt 0 matches none).
-      return updateTurn(state, event.id, () => ({ reconnecting: true, attempt: 0 }));
+      // What was written stays in view; the message sent again is answered from its start (attempt 0 matches none),
+      // a run followed again goes on after its last event.
+      return updateTurn(state, event.id, () =>
+        event.follow ? { reconnecting: true } : { reconnecting: true, attempt: 0 },
+      );
     case 'retrying':
       // The reply is written afresh: the backend sends the run again from its start (or its next attempt).
       return updateTurn(state, event.id, () => ({

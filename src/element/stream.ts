@@ -4,7 +4,8 @@
  * twice: there are no retries here (the reply follower decides what to do after a failure), and none of the
  * reconnects that fetch-event-source's own request loop makes when a tab is hidden or a request fails, since that
  * loop is not used. An abort rejects with the AbortError, so that no code after an abort runs as if the stream had
- * ended.
+ * ended. A stream that has stalled (nothing, not even a ping, for two of the intervals its `meta` gives, and 2 s) and
+ * a stream open when the browser comes back online are cut, to be followed again on a new connection.
  */
 import { getBytes, getLines, getMessages } from '@microsoft/fetch-event-source/lib/esm/parse.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
@@ -31,6 +32,8 @@ export async function readStream(
 ): Promise<boolean> {
   if (signal.aborted) throw abortError();
   let terminal = false;
+  let stall = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const onMessage = getMessages(
     () => {},
     () => {},
@@ -42,6 +45,7 @@ export async function readStream(
       } catch {
         throw new PersonaChatError('bad_response', 'A reply event was not JSON.', true);
       }
+      if (message.event === 'meta') stall = 2 * (data as { ping: number }).ping + 2000 || 0;
       terminal = handlers.event(message.event, data, message.id || null);
     },
   );
@@ -57,8 +61,14 @@ export async function readStream(
         : await errorFromResponse(response);
     }
     if (!signal.aborted) handlers.open?.();
-    await getBytes(response.body!, getLines(onMessage));
+    const lines = getLines(onMessage);
+    await getBytes(response.body!, chunk => {
+      clearTimeout(timer);
+      if (stall) timer = setTimeout(() => request.abort(), stall);
+      lines(chunk);
+    });
   };
+  window.addEventListener('online', () => request.abort(), { signal: request.signal });
   try {
     // An abort ends the reading at once, even through a transport that does not pass the signal on.
     await untilAborted(read(), signal);
@@ -66,6 +76,7 @@ export async function readStream(
     if (signal.aborted) throw abortError();
     throw error instanceof PersonaChatError ? error : networkError(error);
   } finally {
+    clearTimeout(timer);
     request.abort();
   }
   return terminal;

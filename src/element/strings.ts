@@ -29,6 +29,8 @@ export const en = {
   interrupted: 'This reply was interrupted.',
   /** Shown in a reply while the connection to it is being made again (a lost network, a restarted server). */
   reconnecting: 'Reconnecting…',
+  /** Shown in a reply being written while the browser is offline. */
+  offline: 'Offline: the reply will continue when you are back online.',
   newMessages: 'New messages',
   charactersLeft: (n: number) => (n === 1 ? '1 character left' : `${n.toLocaleString('en')} characters left`),
   relevance: (percent: string) => `Relevance ${percent}`,

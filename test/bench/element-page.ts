@@ -311,7 +311,7 @@ const bench = {
       const el = element as PersonaChatElement;
       let delivered!: Promise<number>;
       onReply = (send, close) => {
-        send('meta', { conversationId, key: 'bench', attempt: 1 });
+        send('meta', { conversationId, key: 'bench', attempt: 1, ping: 15_000 });
         delivered = feed(pieces, text => send('delta', { text }));
         void delivered.then(() => {
           send('done', { messageId: 'm-reply', runId: 'r-reply', finishReason: 'stop' });

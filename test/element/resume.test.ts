@@ -34,6 +34,20 @@ const conversationOf = (h: Harness) =>
 
 const frames: HTMLIFrameElement[] = [];
 
+/**
+ * The connection states the element shows from now on, each with the status its reply says then (null for none),
+ * and whether the custom state agrees: recorded as each change happens, since a reconnection can last a moment.
+ */
+function connection(h: Harness) {
+  const seen: unknown[][] = [];
+  new MutationObserver(() => {
+    const state = h.el.connectionState;
+    const status = h.lastReply()?.querySelector('[role="status"]')?.textContent ?? null;
+    seen.push(h.el.matches(`:state(${state})`) ? [state, status] : ['no custom state', state]);
+  }).observe(h.el, { attributeFilter: ['connection-state'] });
+  return seen;
+}
+
 /** A tab whose reply to its first message was stopped while it was being written. */
 async function stoppedInTab() {
   await faults({ chunkDelayMs: 40 });
@@ -196,8 +210,14 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     const reply = h.el.send('How do I return a tent?');
     const conversationId = await started;
     await h.writing();
+    const seen = connection(h);
     await executeServerCommand('offline', { ms: 3000 });
     const { content } = await reply;
+    // Offline where the browser knows it (Chromium, whose driver sets it), else the stream cut and followed again.
+    const offline = ['offline', 'Offline: the reply will continue when you are back online.'];
+    const reconnecting = ['reconnecting', 'Reconnecting…'];
+    expect(String(seen[0]), 'the drop is said').to.be.oneOf([String(offline), String(reconnecting)]);
+    expect(seen.at(-1), 'and cleared once the reply goes on').to.deep.equal(['online', null]);
     const followed = requests.filter(r => r.url.includes('/runs/') && r.url.endsWith('/events'));
     expect(followed.length, 'followed the run again').to.be.greaterThan(0);
     expect(followed.at(-1)!.lastEventId).to.match(/^\d+-\d+$/);
@@ -205,6 +225,27 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     expect(content).to.equal(kept.chatMessages[1]!.content, 'no text lost or repeated');
     expect((await continues()).length).to.equal(1);
     await h.status('done');
+  });
+
+  it('follows a reply again on a new connection when its stream stalls, saying so until it goes on', async () => {
+    await faults({ chunkDelayMs: 100 });
+    const h = await chat();
+    const started = conversationOf(h);
+    const reply = h.el.send('How do I return a tent?');
+    const conversationId = await started;
+    await h.writing();
+    expect(h.el.connectionState).to.equal('online');
+    const seen = connection(h);
+    await executeServerCommand('stall');
+    const { content } = await reply;
+    expect(seen, 'the stall is seen and said, until the reply goes on').to.deep.equal([
+      ['reconnecting', 'Reconnecting…'],
+      ['online', null],
+    ]);
+    expect(h.lastReply()!.querySelector('[role="status"]'), 'the status is gone').to.equal(null);
+    const kept = await stored(conversationId);
+    expect(content).to.equal(kept.chatMessages[1]!.content, 'no text lost or repeated');
+    expect((await continues()).length).to.equal(1, 'sent once');
   });
 
   it('mints one visitor for two widgets of one page on a first visit', async () => {

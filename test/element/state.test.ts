@@ -83,6 +83,13 @@ describe('conversation state', () => {
     state = applyEvent(state, { type: 'accepted', id: 'a', attempt: 1 });
     expect(state.turns[0]).to.include({ reply: '', lastEventId: null, reconnecting: false }, 'sent again: replayed');
     state = applyEvent(state, { type: 'delta', id: 'a', text: 'Part', eventId: '1-1' });
+    state = applyEvent(state, { type: 'reconnecting', id: 'a', follow: true });
+    expect(state.turns[0]).to.include({ reconnecting: true, attempt: 1 });
+    state = applyEvent(state, { type: 'accepted', id: 'a', attempt: 1 });
+    expect(state.turns[0]).to.include(
+      { reply: 'Part', lastEventId: '1-1', reconnecting: false },
+      'followed again: goes on after its last event',
+    );
     state = applyEvent(state, { type: 'reconnecting', id: 'a' });
     state = applyEvent(state, { type: 'interrupted', id: 'a', code: 'interrupted' });
     expect(state.turns[0]).to.include({ status: 'interrupted', reconnecting: false });

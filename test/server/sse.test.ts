@@ -23,10 +23,14 @@ describe('the reply stream writer', () => {
   it('writes one event per frame, whatever line breaks or event-like text the model’s reply holds', async () => {
     const text = 'line one\n\nevent: done\ndata: {"forged":true}\r\nid: 9-9\n';
     assert.deepEqual(
-      await parse(frame('delta', { text }), ping(), frame('meta', { conversationId: 'c1', key: 'k', attempt: 1 })),
+      await parse(
+        frame('delta', { text }),
+        ping(),
+        frame('meta', { conversationId: 'c1', key: 'k', attempt: 1, ping: 15_000 }),
+      ),
       [
         { id: undefined, event: 'delta', data: JSON.stringify({ text }) },
-        { id: undefined, event: 'meta', data: '{"conversationId":"c1","key":"k","attempt":1}' },
+        { id: undefined, event: 'meta', data: '{"conversationId":"c1","key":"k","attempt":1,"ping":15000}' },
       ],
     );
   });

@@ -26,6 +26,7 @@ export default {
   stopped: 'تم الإيقاف.',
   interrupted: 'انقطع هذا الرد.',
   reconnecting: 'جارٍ إعادة الاتصال…',
+  offline: 'غير متصل: سيستمر الرد عند عودتك إلى الاتصال.',
   newMessages: 'رسائل جديدة',
   helpful: 'مفيد',
   notHelpful: 'غير مفيد',

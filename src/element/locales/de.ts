@@ -26,6 +26,7 @@ export default {
   stopped: 'Angehalten.',
   interrupted: 'Diese Antwort wurde unterbrochen.',
   reconnecting: 'Verbindung wird wiederhergestellt…',
+  offline: 'Offline: Die Antwort geht weiter, sobald Sie wieder online sind.',
   newMessages: 'Neue Nachrichten',
   helpful: 'Hilfreich',
   notHelpful: 'Nicht hilfreich',

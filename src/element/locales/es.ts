@@ -26,6 +26,7 @@ export default {
   stopped: 'Detenido.',
   interrupted: 'Esta respuesta se interrumpió.',
   reconnecting: 'Reconectando…',
+  offline: 'Sin conexión: la respuesta continuará cuando vuelvas a estar en línea.',
   newMessages: 'Mensajes nuevos',
   helpful: 'Útil',
   notHelpful: 'No útil',

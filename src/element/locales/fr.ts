@@ -26,6 +26,7 @@ export default {
   stopped: 'Arrêté.',
   interrupted: 'Cette réponse a été interrompue.',
   reconnecting: 'Reconnexion…',
+  offline: 'Hors ligne : la réponse reprendra dès votre retour en ligne.',
   newMessages: 'Nouveaux messages',
   helpful: 'Utile',
   notHelpful: 'Pas utile',

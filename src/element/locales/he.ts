@@ -26,6 +26,7 @@ export default {
   stopped: 'נעצר.',
   interrupted: 'התשובה הזו נקטעה.',
   reconnecting: 'מתחבר מחדש…',
+  offline: 'לא מקוון: התשובה תימשך כשתחזרו לרשת.',
   newMessages: 'הודעות חדשות',
   helpful: 'מועיל',
   notHelpful: 'לא מועיל',

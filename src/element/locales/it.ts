@@ -26,6 +26,7 @@ export default {
   stopped: 'Interrotto.',
   interrupted: 'Questa risposta è stata interrotta.',
   reconnecting: 'Riconnessione in corso…',
+  offline: 'Offline: la risposta continuerà quando tornerai online.',
   newMessages: 'Nuovi messaggi',
   helpful: 'Utile',
   notHelpful: 'Non utile',

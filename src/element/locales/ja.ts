@@ -26,6 +26,7 @@ export default {
   stopped: '停止しました。',
   interrupted: 'この回答は中断されました。',
   reconnecting: '再接続しています…',
+  offline: 'オフライン: オンラインに戻ると返信の続きが表示されます。',
   newMessages: '新しいメッセージ',
   helpful: '役に立った',
   notHelpful: '役に立たなかった',

@@ -26,6 +26,7 @@ export default {
   stopped: '중지됨.',
   interrupted: '이 답변이 중단되었습니다.',
   reconnecting: '다시 연결하는 중…',
+  offline: '오프라인: 다시 온라인에 연결되면 답변이 이어집니다.',
   newMessages: '새 메시지',
   helpful: '도움이 됨',
   notHelpful: '도움이 안 됨',

@@ -26,6 +26,7 @@ export default {
   stopped: 'Gestopt.',
   interrupted: 'Dit antwoord is onderbroken.',
   reconnecting: 'Opnieuw verbinden…',
+  offline: 'Offline: het antwoord gaat verder zodra je weer online bent.',
   newMessages: 'Nieuwe berichten',
   helpful: 'Nuttig',
   notHelpful: 'Niet nuttig',

@@ -26,6 +26,7 @@ export default {
   stopped: 'Zatrzymano.',
   interrupted: 'Ta odpowiedź została przerwana.',
   reconnecting: 'Ponowne łączenie…',
+  offline: 'Offline: odpowiedź będzie kontynuowana, gdy wrócisz do sieci.',
   newMessages: 'Nowe wiadomości',
   helpful: 'Pomocne',
   notHelpful: 'Niepomocne',

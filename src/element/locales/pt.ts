@@ -26,6 +26,7 @@ export default {
   stopped: 'Parado.',
   interrupted: 'Esta resposta foi interrompida.',
   reconnecting: 'Reconectando…',
+  offline: 'Offline: a resposta continuará quando você voltar a ficar online.',
   newMessages: 'Novas mensagens',
   helpful: 'Útil',
   notHelpful: 'Não foi útil',

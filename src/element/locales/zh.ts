@@ -26,6 +26,7 @@ export default {
   stopped: '已停止。',
   interrupted: '此回复被中断了。',
   reconnecting: '正在重新连接…',
+  offline: '离线：恢复联网后回复将继续。',
   newMessages: '新消息',
   helpful: '有帮助',
   notHelpful: '没有帮助',

@@ -119,6 +119,7 @@ export function replyRoutes(parts: Parts) {
       conversationId: record.conversationId,
       key: record.key,
       attempt: record.attempt,
+      ping: settings.pingIntervalMs,
     };
     const body = new ReadableStream<Uint8Array>({
       start(controller) {

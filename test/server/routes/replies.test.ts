@@ -86,6 +86,7 @@ describe('backend replies', () => {
       conversationId: id,
       key: list[0]!.event === 'meta' && list[0]!.data.key,
       attempt: 1,
+      ping: 15_000,
     });
     const ids = [...text.matchAll(/^id: (.*)$/gm)].map(m => m[1]);
     assert.equal(ids.length, list.length - 1, 'every event but meta has an id');
@@ -538,7 +539,7 @@ describe('backend replies', () => {
       );
       assert.ok(listed.runs[0]!.content.length > 0, 'what was written before the stop stays');
       const retried = await events(await send(token, id, 'membership', { key: failedKey }));
-      assert.deepEqual(retried[0]!.data, { conversationId: id, key: failedKey, attempt: 2 });
+      assert.deepEqual(retried[0]!.data, { conversationId: id, key: failedKey, attempt: 2, ping: 15_000 });
       assert.equal(retried.at(-1)!.event, 'done');
       assert.equal(continues().length, 3);
     });
