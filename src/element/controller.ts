@@ -78,6 +78,8 @@ export class ChatController implements ReactiveController {
   #generation = 0;
   /** When each message key was first sent (epoch ms): a key sent again says how long ago. */
   readonly #sentAt = new Map<string, number>();
+  /** When the message of a key was first sent from this page, or listed by the backend (epoch ms). */
+  sentAt = (key: string) => this.#sentAt.get(key);
 
   /** The backend, reached with the session's token. */
   readonly backend: Backend;

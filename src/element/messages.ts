@@ -75,6 +75,7 @@ function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderCon
 export const icon = (path: string) =>
   html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true"><path d=${path} /></svg>`;
 
+const copyIcon = icon('M9 9h11v11H9zM5 15H4V4h11v1');
 const thumb = (down: boolean) =>
   icon(
     down
@@ -204,6 +205,9 @@ function markdown(owner: Owner, key: string, text: string, final: boolean, conte
 function feedbackButtons(id: string, messageId: string | null, feedback: Feedback | undefined, context: RenderContext) {
   const { strings, actions } = context;
   return html`<div class="reply-actions">
+    <button type="button" class="icon-button" part="copy-reply-button" aria-label=${strings.copyReply} data-copy-reply>
+      ${copyIcon}
+    </button>
     <button
       type="button"
       class="icon-button"

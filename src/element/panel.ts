@@ -9,7 +9,7 @@ import { html, nothing } from 'lit';
 import { guard } from 'lit/directives/guard.js';
 import { messageMaxLength } from '../protocol.js';
 import { chatIconPath } from './launcher.styles.js';
-import { copyCode } from './clipboard.js';
+import { copy, copyCode, replyMarkdown } from './clipboard.js';
 import { icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { heading } from './render.js';
@@ -22,6 +22,7 @@ const chatIcon = icon(chatIconPath);
 const closeIcon = icon('M6 6l12 12M18 6L6 18');
 const historyIcon = icon('M4 6h16M4 12h16M4 18h10');
 const newIcon = icon('M12 5v14M5 12h14');
+const downloadIcon = icon('M12 4v11m-5-5 5 5 5-5M5 20h14');
 
 /**
  * What the visitor can do in the panel beyond the element's public methods and the messages' own actions (the
@@ -30,6 +31,7 @@ const newIcon = icon('M12 5v14M5 12h14');
 export interface PanelActions {
   toggleHistory(): void;
   newConversation(): void;
+  download(): void;
   scrolled(): void;
   click(event: Event): void;
   submit(event: Event): void;
@@ -155,6 +157,20 @@ function renderContent(host: PanelHost, view: PanelView) {
                   ${historyIcon}
                 </button>`
           }
+          ${
+            empty
+              ? nothing
+              : html`<button
+                  type="button"
+                  class="icon-button"
+                  part="download-button"
+                  aria-label=${t.download}
+                  title=${t.download}
+                  @click=${on.download}
+                >
+                  ${downloadIcon}
+                </button>`
+          }
           <button
             type="button"
             class="icon-button"
@@ -253,27 +269,40 @@ function renderEntries(owner: PanelHost, { state, retryable, context }: PanelVie
 }
 
 /**
- * A click in the message list: a footnote shows its source, a code block's button copies it (`copied` is what the
- * button then says). Returns the citation opened, with its footnote's number, when a footnote or a source was.
+ * A click in the message list: a footnote shows its source, a code block's button copies it, a reply's copy button
+ * the reply (then `say` tells a screen reader, and the button says, `t.copied`). Returns the citation opened, with
+ * its footnote's number, when a footnote or a source was.
  */
-export function clickInMessages(event: Event, state: ChatState, copied: string): [Citation, number] | undefined {
+export function clickInMessages(
+  event: Event,
+  state: ChatState,
+  t: Strings,
+  say: (text: string) => void,
+): [Citation, number] | undefined {
   const target = event.target as HTMLElement;
   const cite = target.closest<HTMLElement>('a[data-cite]');
-  const copy = target.closest<HTMLElement>('[data-copy]');
+  const code = target.closest<HTMLElement>('[data-copy]');
+  const reply = target.closest<HTMLElement>('[data-copy-reply]');
   const source = target.closest<HTMLElement>('[data-source-link]');
+  const key = (cite ?? source ?? reply)?.closest<HTMLElement>('.item')?.dataset.key;
+  const subject = state.turns.find(turn => turn.id === key) ?? state.history.find(item => item.id === key);
   if (cite) {
     event.preventDefault();
     const item = cite.closest('.item')?.querySelector<HTMLElement>(`[data-source="${cite.dataset.cite}"]`);
     if (item) showSource(item);
-  } else if (copy) {
+  } else if (code) {
     // A clipboard that refuses (a page without the permission) leaves the button as it was.
-    copyCode(copy, copied).catch(() => {});
+    copyCode(code, t.copied).catch(() => {});
+  } else if (reply && subject) {
+    const text = 'reply' in subject ? subject.reply : subject.text;
+    copy(reply, replyMarkdown(text, subject.citations, t), t.copied).then(
+      () => say(t.copied),
+      () => {},
+    );
   }
   if (!cite && !source) return undefined;
   const index = Number(cite ? cite.dataset.cite : source!.dataset.sourceLink);
-  const key = (cite ?? source)!.closest<HTMLElement>('.item')?.dataset.key;
-  const citation = (state.turns.find(turn => turn.id === key) ?? state.history.find(item => item.id === key))
-    ?.citations[index];
+  const citation = subject?.citations[index];
   const footnote = Number(cite ? cite.textContent : (source!.closest('li') as HTMLLIElement | null)?.value);
   return citation && [citation, footnote || index + 1];
 }

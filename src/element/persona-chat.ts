@@ -32,7 +32,8 @@ import { HistoryController } from './history-controller.js';
 import { forgetViews } from './messages.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
-import { TurnStatus, activeTurn, currentTurn } from './state.js';
+import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
+import { replyMarkdown } from './clipboard.js';
 import type { StorageKind } from './storage.js';
 import { errorText } from './strings.js';
 import type { Strings } from './strings.js';
@@ -70,9 +71,11 @@ import type { ConversationSummary } from '../protocol.js';
  * @csspart citations - The sources under a reply.
  * @csspart code-block - A code block in a reply.
  * @csspart copy-button - A code block's copy button.
+ * @csspart copy-reply-button - A finished reply's copy button (its text as markdown, with its sources).
  * @csspart retry-button - Retry on a failed or stopped reply.
  * @csspart starter - A suggested first question of an empty conversation.
  * @csspart history-button - The header button that shows the history view.
+ * @csspart download-button - The header button that saves the conversation as a markdown file.
  * @csspart history - The history view: the visitor's conversations with this persona.
  * @csspart history-item - A conversation in the history view.
  * @csspart composer - The form at the bottom.
@@ -415,6 +418,22 @@ export class PersonaChat extends LitElement {
     await this.updateComplete;
   }
 
+  /**
+   * The conversation as markdown, as the header's download button saves it: its title, then each message with who
+   * wrote it and when (where known), and each reply's sources.
+   */
+  async exportTranscript(): Promise<string> {
+    const { transcript } = await import('./keep.js');
+    const t = this.#text;
+    return transcript(timeline(this.#chat.state), {
+      sentAt: this.#chat.sentAt,
+      speaker: this.heading || t.assistant,
+      strings: t,
+      locale: this.#localize.locale,
+      reply: (text, citations) => replyMarkdown(text, citations, t),
+    });
+  }
+
   /** Leaves what the panel shows of the conversation: a comment not sent, the replies drawn, an error, a notice. */
   #leave() {
     this.#votes.keep();
@@ -510,12 +529,13 @@ export class PersonaChat extends LitElement {
   readonly #actions: PanelActions = {
     toggleHistory: () => void this.#history.toggle(),
     newConversation: () => void this.newConversation().then(() => this.#input?.focus()),
+    download: async () => (await import('./keep.js')).save(await this.exportTranscript()),
     scrolled: () => {
       const list = this.#list;
       if (list) this.pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
     },
     click: event => {
-      const cited = clickInMessages(event, this.#chat.state, this.#text.copied);
+      const cited = clickInMessages(event, this.#chat.state, this.#text, text => this.#announcer.say(text));
       if (cited) this.dispatchEvent(new PersonaChatCitationEvent(...cited));
     },
     submit: event => {

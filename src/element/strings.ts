@@ -21,6 +21,10 @@ export const en = {
   source: (n: number) => `Source ${n}`,
   copy: 'Copy',
   copied: 'Copied',
+  /** A finished reply's copy button: its text as markdown, with its sources. */
+  copyReply: 'Copy reply',
+  /** The header's button that saves the conversation as a markdown file. */
+  download: 'Download conversation',
   /** The name of a code block (it scrolls, so it takes the focus), with its language when known ('' when not). */
   code: (language: string) => (language ? `${language} code` : 'Code'),
   incomplete: 'This reply is incomplete.',

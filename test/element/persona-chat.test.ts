@@ -180,6 +180,59 @@ describe('<persona-chat>', () => {
     expect(status!.textContent).to.equal('');
   });
 
+  it('copies a whole reply as markdown with its sources, and says so on its button and to screen readers', async () => {
+    // Reading the clipboard back needs a permission that the test runner can grant only in Chromium.
+    const readable = await executeServerCommand('grant-clipboard');
+    const h = await chat();
+    const { content, citations } = await h.el.send('Do you rent tents?');
+    await h.settled();
+    expect(citations.length, 'a reply with sources').to.be.greaterThan(0);
+    const button = h.lastReply()!.querySelector<HTMLButtonElement>('[part="copy-reply-button"]')!;
+    expect(button.getAttribute('aria-label')).to.equal('Copy reply');
+    // A key press, as a visitor's: the gesture that lets a page write to the clipboard.
+    button.focus();
+    await sendKeys({ press: 'Enter' });
+    await waitUntil(() => button.getAttribute('aria-label') === 'Copied', 'the button says Copied');
+    expect(h.root.querySelector('[aria-live="polite"]')!.textContent!.trim()).to.equal('Copied');
+    if (readable) {
+      const copied = await navigator.clipboard.readText();
+      expect(copied.startsWith(`${content}\n\nSources:\n\n1. `), 'the text, then its sources').to.equal(true);
+      expect(copied.split('\n').filter(line => /^\d+\. /.test(line)).length).to.equal(citations.length);
+    }
+    await waitUntil(() => button.getAttribute('aria-label') === 'Copy reply', 'the label comes back', {
+      timeout: 5000,
+    });
+  });
+
+  it('exports the conversation as markdown, and its header button saves it as a file', async () => {
+    const h = await chat(
+      html`<persona-chat endpoint="/persona-chat" mode="inline" storage="none" heading="Juniper" persona-id=${juniper}
+      ></persona-chat>`,
+    );
+    expect(h.root.querySelector('[part="download-button"]'), 'nothing to save yet').to.equal(null);
+    const { content } = await h.el.send('Do you rent tents?');
+    await h.settled();
+    const text = await h.el.exportTranscript();
+    const blocks = text.split('\n\n');
+    expect(blocks[0]).to.equal('# Juniper');
+    expect(blocks[1]).to.match(/^\*\*You\*\* \(.+\)$/, 'the visitor, and when');
+    expect(blocks[2]).to.equal('Do you rent tents?');
+    expect(blocks[3]).to.equal('**Juniper**');
+    expect(text).to.contain(`${content}\n\nSources:\n\n1. `);
+    // Where the file goes is the browser's: the link it is saved through is caught as it is followed, and read.
+    const saved = new Promise<HTMLAnchorElement>(resolve => {
+      const follow = HTMLAnchorElement.prototype.click;
+      HTMLAnchorElement.prototype.click = function (this: HTMLAnchorElement) {
+        HTMLAnchorElement.prototype.click = follow;
+        resolve(this);
+      };
+    });
+    h.root.querySelector<HTMLButtonElement>('[part="download-button"]')!.click();
+    const link = await saved;
+    expect(link.download).to.match(/^conversation-\d{4}-\d{2}-\d{2}\.md$/);
+    expect(await (await fetch(link.href)).text()).to.equal(text);
+  });
+
   it('lays out only what is in view of a long conversation, and opens it at its end', async () => {
     // The stand-in model of /hostile-chat answers at once, so that 21 exchanges take a moment.
     const long = html`<persona-chat

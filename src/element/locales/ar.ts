@@ -20,6 +20,8 @@ export default {
   sources: 'المصادر',
   copy: 'نسخ',
   copied: 'تم النسخ',
+  copyReply: 'نسخ الرد',
+  download: 'تنزيل المحادثة',
   code: language => (language ? `شيفرة ${language}` : 'شيفرة برمجية'),
   incomplete: 'هذا الرد غير مكتمل.',
   notAnswered: 'لم يتم الرد على هذه الرسالة.',

@@ -20,6 +20,8 @@ export default {
   sources: 'Quellen',
   copy: 'Kopieren',
   copied: 'Kopiert',
+  copyReply: 'Antwort kopieren',
+  download: 'Unterhaltung herunterladen',
   code: language => (language ? `${language}-Code` : 'Code'),
   incomplete: 'Diese Antwort ist unvollständig.',
   notAnswered: 'Auf diese Nachricht gibt es noch keine Antwort.',

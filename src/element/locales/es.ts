@@ -20,6 +20,8 @@ export default {
   sources: 'Fuentes',
   copy: 'Copiar',
   copied: 'Copiado',
+  copyReply: 'Copiar respuesta',
+  download: 'Descargar conversación',
   code: language => (language ? `Código ${language}` : 'Código'),
   incomplete: 'Esta respuesta está incompleta.',
   notAnswered: 'Este mensaje no ha recibido respuesta.',

@@ -20,6 +20,8 @@ export default {
   sources: 'Sources',
   copy: 'Copier',
   copied: 'Copié',
+  copyReply: 'Copier la réponse',
+  download: 'Télécharger la conversation',
   code: language => (language ? `Code ${language}` : 'Code'),
   incomplete: 'Cette réponse est incomplète.',
   notAnswered: 'Ce message n’a pas reçu de réponse.',

@@ -20,6 +20,8 @@ export default {
   sources: 'מקורות',
   copy: 'העתקה',
   copied: 'הועתק',
+  copyReply: 'העתקת התשובה',
+  download: 'הורדת השיחה',
   code: language => (language ? `קוד ${language}` : 'קוד'),
   incomplete: 'התשובה הזו אינה שלמה.',
   notAnswered: 'ההודעה הזו לא נענתה.',

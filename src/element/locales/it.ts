@@ -20,6 +20,8 @@ export default {
   sources: 'Fonti',
   copy: 'Copia',
   copied: 'Copiato',
+  copyReply: 'Copia risposta',
+  download: 'Scarica conversazione',
   code: language => (language ? `Codice ${language}` : 'Codice'),
   incomplete: 'Questa risposta è incompleta.',
   notAnswered: 'Questo messaggio non ha ricevuto risposta.',

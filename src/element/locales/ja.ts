@@ -20,6 +20,8 @@ export default {
   sources: '出典',
   copy: 'コピー',
   copied: 'コピーしました',
+  copyReply: '返信をコピー',
+  download: '会話をダウンロード',
   code: language => (language ? `${language} のコード` : 'コード'),
   incomplete: 'この回答は途中で終わっています。',
   notAnswered: 'このメッセージにはまだ回答がありません。',

@@ -20,6 +20,8 @@ export default {
   sources: '출처',
   copy: '복사',
   copied: '복사됨',
+  copyReply: '답변 복사',
+  download: '대화 다운로드',
   code: language => (language ? `${language} 코드` : '코드'),
   incomplete: '이 답변은 완전하지 않습니다.',
   notAnswered: '이 메시지에는 아직 답변이 없습니다.',

@@ -20,6 +20,8 @@ export default {
   sources: 'Bronnen',
   copy: 'Kopiëren',
   copied: 'Gekopieerd',
+  copyReply: 'Antwoord kopiëren',
+  download: 'Gesprek downloaden',
   code: language => (language ? `${language}-code` : 'Code'),
   incomplete: 'Dit antwoord is onvolledig.',
   notAnswered: 'Dit bericht is niet beantwoord.',

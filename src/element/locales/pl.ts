@@ -20,6 +20,8 @@ export default {
   sources: 'Źródła',
   copy: 'Kopiuj',
   copied: 'Skopiowano',
+  copyReply: 'Kopiuj odpowiedź',
+  download: 'Pobierz rozmowę',
   code: language => (language ? `Kod ${language}` : 'Kod'),
   incomplete: 'Ta odpowiedź jest niepełna.',
   notAnswered: 'Na tę wiadomość nie ma odpowiedzi.',

@@ -20,6 +20,8 @@ export default {
   sources: 'Fontes',
   copy: 'Copiar',
   copied: 'Copiado',
+  copyReply: 'Copiar resposta',
+  download: 'Baixar conversa',
   code: language => (language ? `Código ${language}` : 'Código'),
   incomplete: 'Esta resposta está incompleta.',
   notAnswered: 'Esta mensagem não foi respondida.',

@@ -20,6 +20,8 @@ export default {
   sources: '来源',
   copy: '复制',
   copied: '已复制',
+  copyReply: '复制回复',
+  download: '下载对话',
   code: language => (language ? `${language} 代码` : '代码'),
   incomplete: '此回复不完整。',
   notAnswered: '此消息尚未得到回复。',

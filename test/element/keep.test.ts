@@ -1,0 +1,92 @@
+// The conversation as a markdown file: what it says of each message, from a conversation state made by hand.
+import { expect } from '@open-wc/testing';
+import { transcript } from '../../src/element/keep.js';
+import { replyMarkdown } from '../../src/element/clipboard.js';
+import { applyEvent, initialState, timeline } from '../../src/element/state.js';
+import type { Citation } from '../../src/protocol.js';
+import type { ChatEvent, ChatState } from '../../src/element/state.js';
+import { en, resolveStrings } from '../../src/element/strings.js';
+
+const apply = (...events: ChatEvent[]) => events.reduce(applyEvent, initialState);
+const t = resolveStrings({ heading: 'Juniper' });
+const kept = (sentAt: (key: string) => number | undefined) => ({
+  sentAt,
+  speaker: 'Juniper',
+  strings: t,
+  locale: 'en',
+  reply: (text: string, citations: Citation[]) => replyMarkdown(text, citations, t),
+});
+const when = (iso: string) =>
+  new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+
+describe('transcript', () => {
+  it('writes the title, then each message after its speaker and time, and each reply with its sources', () => {
+    const state: ChatState = apply(
+      {
+        type: 'restored',
+        conversationId: 'c1',
+        messages: [
+          {
+            id: 'm1',
+            role: 'user',
+            content: 'Do you rent tents?',
+            createdAt: '2026-11-28T09:00:00Z',
+            runId: null,
+            feedback: null,
+            citations: [],
+          },
+          {
+            id: 'm2',
+            role: 'assistant',
+            content: 'Yes [1].',
+            createdAt: '2026-11-28T09:00:05Z',
+            runId: null,
+            feedback: null,
+            citations: [{ sourceName: 'Rentals', sourceUrl: 'https://example.com/rentals' }],
+          },
+        ],
+        runs: [],
+        citations: () => [],
+      },
+      { type: 'queued', id: 'a', key: 'k-a', text: 'How long?' },
+      { type: 'accepting', id: 'a' },
+      { type: 'accepted', id: 'a', attempt: 1 },
+      { type: 'delta', id: 'a', text: 'Three days', eventId: '1-1' },
+      { type: 'stopped', id: 'a' },
+      { type: 'queued', id: 'b', key: 'k-b', text: 'And returns?' },
+      { type: 'accepting', id: 'b' },
+      { type: 'failed', id: 'b', code: 'upstream_error', retryable: true },
+    );
+    const sent = Date.parse('2026-11-28T09:01:00Z');
+    const text = transcript(
+      timeline(state),
+      kept(key => (key === 'k-a' ? sent : undefined)),
+    );
+    expect(text).to.equal(
+      [
+        '# Juniper',
+        `**You** (${when('2026-11-28T09:00:00Z')})`,
+        'Do you rent tents?',
+        `**Juniper** (${when('2026-11-28T09:00:05Z')})`,
+        'Yes [1].\n\nSources:\n\n1. [Rentals](<https://example.com/rentals>)',
+        `**You** (${when('2026-11-28T09:01:00Z')})`,
+        'How long?',
+        '**Juniper**',
+        `Three days\n\n_${en.stopped}_`,
+        '**You**',
+        'And returns?',
+        '**Juniper**',
+        `_${en.notAnswered}_`,
+      ].join('\n\n') + '\n',
+    );
+  });
+
+  it('is the title alone for an empty conversation', () => {
+    expect(
+      transcript(
+        timeline(initialState),
+        kept(() => undefined),
+      ),
+    ).to.equal('# Juniper\n');
+  });
+});
