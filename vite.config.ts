@@ -106,8 +106,10 @@ function publicCopy(): Plugin {
  * semicolons, commas and colons' values. Whitespace elsewhere (a descendant combinator before `:hover`, the
  * spaces of `calc()`) can mean something, so it is kept, only collapsed. Numbers lose a leading zero (`.5em`),
  * attribute selectors the quotes around a value that is a plain name (`[theme=dark]`), colours their longer spelling
- * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same. Each sheet
- * is replaced whole: the source map sends it to where it started, and the code around it to where it was.
+ * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same. The sheet
+ * becomes a plain template literal, without its `css` tag (String.raw), so that a bundle leaves out a sheet it never
+ * reads (the launcher's notice, in the chat). Each sheet is replaced whole: the source map sends it to where it
+ * started, and the code around it to where it was.
  */
 function minifyCss(): Plugin {
   return {
@@ -131,7 +133,14 @@ function minifyCss(): Plugin {
           .replace(/\*::/g, '::')
           .trim();
         const start = match.index + 'css`'.length;
-        if (minified !== sheet) out.overwrite(start, start + sheet.length, minified);
+        // The tag goes: a plain template literal (its backslashes escaped) reads as String.raw does, and the bundler
+        // knows it has no effect, so a sheet that no code of a bundle reads is left out of it.
+        out.remove(match.index, start - 1);
+        out.overwrite(start, start + sheet.length, minified.replace(/\\/g, '\\\\'));
+      }
+      // The tag itself, now unread: reading a global's property is an effect to the bundler, which would keep it.
+      for (const match of code.matchAll(/^const css = String\.raw;\n/gm)) {
+        out.remove(match.index, match.index + match[0].length);
       }
       return { code: out.toString(), map: out.generateMap({ hires: true }) };
     },
