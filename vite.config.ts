@@ -181,7 +181,9 @@ export default defineConfig(async ({ mode }): Promise<UserConfig> => {
         output: {
           minify: true,
           comments: { annotation: false },
-          chunkFileNames: 'persona-chat-[name]-[hash].js',
+          // Six characters of hash (36 bits) tell the versions of a file apart as well as eight: the chat names each
+          // of its chunks, and the launcher the chat, so every character is paid for in what a visitor loads.
+          chunkFileNames: 'persona-chat-[name]-[hash:6].js',
         },
       },
       lib:
@@ -193,7 +195,7 @@ export default defineConfig(async ({ mode }): Promise<UserConfig> => {
               fileName: () => 'persona-chat.iife.js',
             }
           : build === 'chat'
-            ? { entry: 'src/element/define.ts', formats: ['es'], fileName: () => 'persona-chat-define-[hash].js' }
+            ? { entry: 'src/element/define.ts', formats: ['es'], fileName: () => 'persona-chat-define-[hash:6].js' }
             : { entry: 'src/element/launcher.ts', formats: ['es'], fileName: () => 'persona-chat.js' },
     },
   };
