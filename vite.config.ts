@@ -106,8 +106,10 @@ function publicCopy(): Plugin {
  * semicolons, commas and colons' values. Whitespace elsewhere (a descendant combinator before `:hover`, the
  * spaces of `calc()`) can mean something, so it is kept, only collapsed. Numbers lose a leading zero (`.5em`),
  * attribute selectors the quotes around a value that is a plain name (`[theme=dark]`), colours their longer spelling
- * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same. Each sheet
- * is replaced whole: the source map sends it to where it started, and the code around it to where it was.
+ * (`#fff`, `#0000` for transparent), and pseudo-elements the `*` before them, as CSS reads them the same. The sheet
+ * becomes a plain template literal, without its `css` tag (String.raw), so that a bundle leaves out a sheet it never
+ * reads (the launcher's notice, in the chat). Each sheet is replaced whole: the source map sends it to where it
+ * started, and the code around it to where it was.
  */
 function minifyCss(): Plugin {
   return {
@@ -131,8 +133,18 @@ function minifyCss(): Plugin {
           .replace(/\*::/g, '::')
           .trim();
         const start = match.index + 'css`'.length;
-        if (minified !== sheet) out.overwrite(start, start + sheet.length, minified);
+        // The tag goes: a plain template literal (its backslashes escaped) reads as String.raw does, and the bundler
+        // knows it has no effect, so a sheet that no code of a bundle reads is left out of it.
+        out.remove(match.index, start - 1);
+        out.overwrite(start, start + sheet.length, minified.replace(/\\/g, '\\\\'));
       }
+      // The tag itself, now unread: reading a global's property is an effect to the bundler, which would keep it.
+      for (const match of code.matchAll(/^const css = String\.raw;\n/gm)) {
+        out.remove(match.index, match.index + match[0].length);
+      }
+      // A use of the tag that is not a sheet (a call) would now read a name that is gone.
+      if (/(?<![\w`.$])css\s*[(`]/.test(out.toString()))
+        return this.error(`${id}: a use of css the build cannot rewrite`);
       return { code: out.toString(), map: out.generateMap({ hires: true }) };
     },
   };
@@ -172,7 +184,9 @@ export default defineConfig(async ({ mode }): Promise<UserConfig> => {
         output: {
           minify: true,
           comments: { annotation: false },
-          chunkFileNames: 'persona-chat-[name]-[hash].js',
+          // Six characters of hash (36 bits) tell the versions of a file apart as well as eight: the chat names each
+          // of its chunks, and the launcher the chat, so every character is paid for in what a visitor loads.
+          chunkFileNames: 'persona-chat-[name]-[hash:6].js',
         },
       },
       lib:
@@ -184,7 +198,7 @@ export default defineConfig(async ({ mode }): Promise<UserConfig> => {
               fileName: () => 'persona-chat.iife.js',
             }
           : build === 'chat'
-            ? { entry: 'src/element/define.ts', formats: ['es'], fileName: () => 'persona-chat-define-[hash].js' }
+            ? { entry: 'src/element/define.ts', formats: ['es'], fileName: () => 'persona-chat-define-[hash:6].js' }
             : { entry: 'src/element/launcher.ts', formats: ['es'], fileName: () => 'persona-chat.js' },
     },
   };

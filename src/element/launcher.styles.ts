@@ -91,8 +91,7 @@ export const launcherCss = css`
     block-size: 26px;
   }
   :host([position='bottom-left']) .launcher {
-    inset-inline-end: auto;
-    inset-inline-start: var(--_offset);
+    inset-inline: var(--_offset) auto;
   }
   @media (prefers-reduced-motion: reduce) {
     .launcher {

@@ -56,8 +56,7 @@ export const styles = [
     font-weight: 600;
   }
   :host([position='bottom-left']) .panel.floating {
-    inset-inline-end: auto;
-    inset-inline-start: var(--_offset);
+    inset-inline: var(--_offset) auto;
   }
   .panel {
     display: flex;
@@ -65,6 +64,8 @@ export const styles = [
     background: var(--_bg);
     color: var(--_fg);
     overflow: hidden;
+    border: 1px solid var(--_border);
+    border-radius: var(--_radius);
   }
   .panel.floating {
     /* A dialog element: none of its own place, margins, padding or limits. */
@@ -79,16 +80,12 @@ export const styles = [
     z-index: var(--_z);
     inline-size: min(var(--_width), calc(100vw - 2 * var(--_offset)));
     block-size: min(var(--_height), calc(100vh - var(--_launcher-size) - 3 * var(--_offset)));
-    border-radius: var(--_radius);
     box-shadow: var(--_shadow);
-    border: 1px solid var(--_border);
     animation: rise 0.18s ease-out;
   }
   .panel.inline {
     block-size: 100%;
     min-block-size: 360px;
-    border: 1px solid var(--_border);
-    border-radius: var(--_radius);
   }
   /* Whatever a rule below gives it (the message list is a flex box), hidden is hidden. */
   [hidden] {
