@@ -53,7 +53,7 @@ import type { ConversationSummary } from '../protocol.js';
  * @fires persona-chat-conversation - A conversation started or was restored.
  * @fires persona-chat-error - Something failed; `code` and `retryable` say what.
  * @fires persona-chat-citation - The visitor opened a source.
- * @fires persona-chat-feedback - Thumbs up or down on a reply.
+ * @fires persona-chat-feedback - Thumbs up or down on a reply, or the vote taken back (`value` null).
  * @fires persona-chat-draft - The visitor's text in the message box changed (typed, sent, or given back).
  *
  * @attr lang - The language of the element's strings; the page's when absent.
@@ -469,6 +469,7 @@ export class PersonaChat extends LitElement {
         actions: { retry: () => this.#retry(), feedback: (...args) => this.#votes.give(...args) },
         commenting: this.commenting,
         thanked: this.thanked,
+        form: this.#votes.form(t),
         headingLevel: this.#level + 1,
       },
       state: this.#chat.state,
