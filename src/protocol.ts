@@ -146,16 +146,18 @@ export interface MessageFeedback {
 /**
  * `POST {endpoint}/conversations/:id/messages/:messageId/feedback` body, on a reply (an assistant message) of the
  * visitor's conversation: `comment` up to 1,000 characters, `tags` up to 10 of up to 40 characters. A second POST
- * for the same reply replaces the first.
+ * for the same reply replaces the first; one with `score` 0 (and no comment or tags) takes the feedback back.
  */
 export interface FeedbackRequest {
-  score: 1 | -1;
+  /** 1 is thumbs up, -1 thumbs down, 0 takes the visitor's feedback on the reply back. */
+  score: 1 | -1 | 0;
   comment?: string;
   tags?: string[];
 }
 
-/** The answer to a feedback POST (200): the feedback as kept. */
-export interface FeedbackResponse extends MessageFeedback {
+/** The answer to a feedback POST (200): the feedback as kept, or with `score` 0 (nothing kept) when taken back. */
+export interface FeedbackResponse extends Omit<MessageFeedback, 'score'> {
+  score: 1 | -1 | 0;
   /** A new UUID for every POST. */
   id: string;
   messageId: string;

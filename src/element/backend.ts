@@ -118,8 +118,11 @@ export class Backend {
     return { data, next };
   }
 
-  /** Keeps a thumbs up (1) or down (-1) on a reply, with an optional comment; sent even when the page is closing. */
-  async sendFeedback(conversationId: string, messageId: string, score: 1 | -1, comment?: string): Promise<void> {
+  /**
+   * Keeps a thumbs up (1) or down (-1) on a reply, with an optional comment, or takes it back (0); sent even when the
+   * page is closing.
+   */
+  async sendFeedback(conversationId: string, messageId: string, score: 1 | -1 | 0, comment?: string): Promise<void> {
     await this.request(conversationPath(conversationId, 'messages', messageId, 'feedback'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -27,7 +27,9 @@ export async function copy(button: Element, text: string, copied: string, ms = 1
   if (!clipboard) return;
   await clipboard.writeText(text);
   // Its label's text node; an icon button has none, only the spaces around its icon.
-  const node = [...button.childNodes].find((child): child is Text => child.nodeType === 3 && !!child.data.trim());
+  const node = [...button.childNodes].find(
+    (child): child is Text => child.nodeType === 3 && !!(child as Text).data.trim(),
+  );
   const status = button.closest('.code')?.querySelector('[role="status"]');
   const shown = copiedButtons.get(button);
   clearTimeout(shown?.timer);

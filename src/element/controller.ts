@@ -300,20 +300,20 @@ export class ChatController implements ReactiveController {
   }
 
   /**
-   * Thumbs up or down on a reply (with a comment, for a thumbs-down): shown at once, and kept by the backend unless
-   * `keep` is false (a thumbs-down waiting for its comment).
+   * Thumbs up or down on a reply (with a comment, for a thumbs-down), or none (the vote taken back): shown at once,
+   * and kept by the backend unless `keep` is false (a thumbs-down waiting for its comment).
    */
   async feedback(
     id: string,
     messageId: string | null,
-    value: Feedback,
+    value: Feedback | undefined,
     comment?: string,
     keep = true,
     conversationId = this.state.conversationId,
   ) {
-    if (conversationId === this.state.conversationId) this.#apply({ type: 'feedback', id, value });
+    if (conversationId === this.state.conversationId) this.#apply({ type: 'feedback', id, value, comment });
     if (!keep || !messageId || !conversationId) return;
-    await this.backend.sendFeedback(conversationId, messageId, value === 'up' ? 1 : -1, comment);
+    await this.backend.sendFeedback(conversationId, messageId, value ? (value === 'up' ? 1 : -1) : 0, comment);
   }
 
   /**

@@ -96,11 +96,14 @@ export class PersonaChatCitationEvent extends PersonaChatEvent<{ citation: Citat
   }
 }
 
-/** Thumbs up or down on a reply. */
-export class PersonaChatFeedbackEvent extends PersonaChatEvent<{ messageId: string | null; value: 'up' | 'down' }> {
+/** Thumbs up or down on a reply, or the vote taken back (`value` null). */
+export class PersonaChatFeedbackEvent extends PersonaChatEvent<{
+  messageId: string | null;
+  value: 'up' | 'down' | null;
+}> {
   declare readonly messageId: string | null;
-  declare readonly value: 'up' | 'down';
-  constructor(messageId: string | null, value: 'up' | 'down') {
+  declare readonly value: 'up' | 'down' | null;
+  constructor(messageId: string | null, value: 'up' | 'down' | null) {
     super('persona-chat-feedback', { messageId, value });
   }
 }

@@ -9,24 +9,13 @@
 const css = String.raw;
 
 export const messagesCss = css`
-  .comment {
-    display: flex;
-    gap: 6px;
-    align-items: flex-end;
-    margin-block-start: 6px;
-  }
-  /* What the composer's textarea has, below, it has too: flex, font and colour. */
-  .comment textarea {
-    font-size: 0.9em;
-    padding: 6px 8px;
-    border: 1px solid var(--_border);
-    border-radius: 8px;
-    background: var(--_bg);
-    resize: vertical;
-  }
-  .thanks {
+  .thanks,
+  .given {
     color: var(--_muted);
     font-size: 0.85em;
+  }
+  .given {
+    margin: 6px 0 0;
   }
   .item {
     display: contents;

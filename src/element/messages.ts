@@ -14,7 +14,8 @@ import type { Strings } from './strings.js';
 
 export interface MessageActions {
   retry(): void;
-  feedback(id: string, messageId: string | null, value: Feedback, comment?: string): void;
+  /** A vote on a reply (undefined takes it back), or the comment of its thumbs-down. */
+  feedback(id: string, messageId: string | null, value: Feedback | undefined, comment?: string): void;
 }
 
 export interface RenderContext {
@@ -34,6 +35,8 @@ export interface RenderContext {
   thanked: string | null;
   /** The browser is offline: a reply being written says it goes on once it is back. */
   offline?: boolean;
+  /** The comment box shown under reply `commenting`, once its code is loaded. */
+  form?: unknown;
 }
 
 /** A finished reply as drawn, and what it was drawn from. */
@@ -202,7 +205,14 @@ function markdown(owner: Owner, key: string, text: string, final: boolean, conte
   }
 }
 
-function feedbackButtons(id: string, messageId: string | null, feedback: Feedback | undefined, context: RenderContext) {
+/**
+ * A reply's thumbs, each pressed while it is the vote given (pressed again, it takes the vote back), and under them
+ * the comment sent with a thumbs-down, or the box asking for one.
+ */
+function feedbackButtons(
+  { id, messageId, feedback, comment }: Pick<Turn, 'id' | 'messageId' | 'feedback' | 'comment'>,
+  context: RenderContext,
+) {
   const { strings, actions } = context;
   return html`<div class="reply-actions">
     <button type="button" class="icon-button" part="copy-reply-button" aria-label=${strings.copyReply} data-copy-reply>
@@ -213,7 +223,7 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
       class="icon-button"
       aria-label=${strings.helpful}
       aria-pressed=${feedback === 'up'}
-      @click=${() => actions.feedback(id, messageId, 'up')}
+      @click=${() => actions.feedback(id, messageId, feedback === 'up' ? undefined : 'up')}
     >
       ${thumb(false)}
     </button>
@@ -222,33 +232,14 @@ function feedbackButtons(id: string, messageId: string | null, feedback: Feedbac
       class="icon-button"
       aria-label=${strings.notHelpful}
       aria-pressed=${feedback === 'down'}
-      @click=${() => actions.feedback(id, messageId, 'down')}
+      @click=${() => actions.feedback(id, messageId, feedback === 'down' ? undefined : 'down')}
     >
       ${thumb(true)}
     </button>
     ${context.thanked === id ? html`<span class="thanks" role="status">${strings.feedbackThanks}</span>` : nothing}
   </div>
-  ${
-    context.commenting === id
-      ? html`<form
-          class="comment"
-          @submit=${(event: Event) => {
-            event.preventDefault();
-            const text = ((event.target as HTMLFormElement).elements.namedItem('comment') as HTMLTextAreaElement).value;
-            actions.feedback(id, messageId, 'down', text.trim());
-          }}
-          @keydown=${(event: KeyboardEvent) => {
-            // Escape leaves the box: the thumbs-down is kept without a comment (and the panel stays open).
-            if (event.key !== 'Escape') return;
-            event.stopPropagation();
-            actions.feedback(id, messageId, 'down', '');
-          }}
-        >
-          <textarea name="comment" rows="2" @input=${followText} maxlength="1000" aria-label=${strings.feedbackPrompt} placeholder=${strings.feedbackPrompt}></textarea>
-          <button type="submit" class="text-button">${strings.feedbackSend}</button>
-        </form>`
-      : nothing
-  }`;
+  ${comment ? html`<p class="given">${strings.yourComment} <q dir="auto">${comment}</q></p>` : nothing}
+  ${context.commenting === id ? context.form : nothing}`;
 }
 
 /**
@@ -358,15 +349,6 @@ const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
     ${content}
   </div>`;
 
-/**
- * A field the visitor types in takes the direction of its text (`dir="auto"`) once it has some; empty, it keeps the
- * panel's, which an empty `dir="auto"` would lose to left-to-right.
- */
-const followText = (event: Event) => {
-  const field = event.target as HTMLTextAreaElement;
-  field.dir = field.value.trim() ? 'auto' : '';
-};
-
 /** A message of the visitor's, an article named "You". */
 const user = (text: string, context: RenderContext, queued = false) =>
   html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" dir="auto" role="article" aria-label=${context.strings.you}>${text}</div>`;
@@ -380,7 +362,7 @@ export function renderHistoryItem(owner: Owner, item: HistoryItem, context: Rend
             false,
             [
               ...finished(owner, item.id, item.text, item.citations, context),
-              item.messageId ? feedbackButtons(item.id, item.messageId, item.feedback, context) : nothing,
+              item.messageId ? feedbackButtons(item, context) : nothing,
             ],
             context,
           )
@@ -438,7 +420,7 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
       );
     }
     case TurnStatus.done:
-      return ended(turn.messageId ? feedbackButtons(id, turn.messageId, turn.feedback, context) : nothing, true);
+      return ended(turn.messageId ? feedbackButtons(turn, context) : nothing, true);
     case TurnStatus.stopped:
       return ended(notice(strings.stopped, canRetry, context));
     case TurnStatus.failed:

@@ -54,7 +54,7 @@ import type { ConversationSummary } from '../protocol.js';
  * @fires persona-chat-conversation - A conversation started or was restored.
  * @fires persona-chat-error - Something failed; `code` and `retryable` say what.
  * @fires persona-chat-citation - The visitor opened a source.
- * @fires persona-chat-feedback - Thumbs up or down on a reply.
+ * @fires persona-chat-feedback - Thumbs up or down on a reply, or the vote taken back (`value` null).
  * @fires persona-chat-draft - The visitor's text in the message box changed (typed, sent, or given back).
  *
  * @attr lang - The language of the element's strings; the page's when absent.
@@ -507,6 +507,7 @@ export class PersonaChat extends LitElement {
         commenting: this.commenting,
         thanked: this.thanked,
         offline: this.connectionState === 'offline',
+        form: this.#votes.form(t),
         headingLevel: this.#level + 1,
       },
       state: this.#chat.state,

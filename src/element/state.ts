@@ -39,6 +39,8 @@ export interface HistoryItem {
   /** ISO 8601, as the service gave it. */
   createdAt: string | null;
   feedback?: Feedback;
+  /** What the visitor said with a thumbs-down, once sent (or restored); none shows as nothing. */
+  comment?: string | null;
 }
 
 export interface Turn {
@@ -63,6 +65,8 @@ export interface Turn {
   /** ISO 8601, for a turn the backend listed (a reload, another tab); null for one this page sent. */
   createdAt: string | null;
   feedback?: Feedback;
+  /** What the visitor said with a thumbs-down, once sent; none shows as nothing. */
+  comment?: string | null;
 }
 
 export interface ChatState {
@@ -97,7 +101,8 @@ export type ChatEvent =
   | { type: 'retrying'; id: string }
   /** The turn's way to the backend is made again: its message sent again, or (`follow`) its run followed again. */
   | { type: 'reconnecting'; id: string; follow?: boolean }
-  | { type: 'feedback'; id: string; value: Feedback };
+  /** A vote on reply `id` (undefined takes it back), with the comment of a thumbs-down. */
+  | { type: 'feedback'; id: string; value: Feedback | undefined; comment?: string };
 
 export const initialState: ChatState = {
   conversationId: null,
@@ -213,7 +218,9 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
                 ? asCitations(m.citations)
                 : event.citations(m.id),
           createdAt: m.createdAt,
-          ...(m.feedback ? { feedback: m.feedback.score > 0 ? ('up' as const) : ('down' as const) } : {}),
+          ...(m.feedback
+            ? { feedback: m.feedback.score > 0 ? ('up' as const) : ('down' as const), comment: m.feedback.comment }
+            : {}),
         })),
         // Turns of this page that the backend does not list yet (queued, or still being accepted) stay.
         turns: [
@@ -316,11 +323,12 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
         finishReason: null,
       }));
     case 'feedback': {
-      const turned = updateTurn(state, event.id, () => ({ feedback: event.value }));
+      const vote = { feedback: event.value, comment: event.comment };
+      const turned = updateTurn(state, event.id, () => vote);
       if (turned !== state) return turned;
       return {
         ...state,
-        history: state.history.map(item => (item.id === event.id ? { ...item, feedback: event.value } : item)),
+        history: state.history.map(item => (item.id === event.id ? { ...item, ...vote } : item)),
       };
     }
   }

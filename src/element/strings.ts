@@ -67,6 +67,8 @@ export const en = {
   feedbackPrompt: 'What went wrong? (optional)',
   feedbackSend: 'Send feedback',
   feedbackThanks: 'Thanks for your feedback.',
+  /** Before the comment the visitor sent with a thumbs-down, shown under its reply. */
+  yourComment: 'Your comment:',
   /** The label of the suggested first questions of an empty conversation. */
   suggestions: 'Suggested questions',
   /** On the launcher while the panel is closed: replies that finished meanwhile. */

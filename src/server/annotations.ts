@@ -70,13 +70,14 @@ export function newest<T>(entries: Record<string, T>, bounds: { entries: number;
   return Object.fromEntries(kept.reverse());
 }
 
-/** The metadata with a reply's feedback set (replacing any earlier), bounded. */
+/** The metadata with a reply's feedback set (replacing any earlier), or taken back when undefined, bounded. */
 export function withFeedback(
   metadata: Record<string, unknown> | undefined,
   messageId: string,
-  feedback: StoredFeedback,
+  feedback: StoredFeedback | undefined,
 ): Record<string, unknown> {
-  const entries = { ...ours(metadata, 'feedback'), [messageId]: feedback };
+  const { [messageId]: _taken, ...entries } = ours(metadata, 'feedback');
+  if (feedback) entries[messageId] = feedback;
   return withMap(metadata, 'feedback', newest(entries, feedbackBounds));
 }
 

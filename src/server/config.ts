@@ -171,9 +171,10 @@ export interface BackendConfig {
   /** Where log lines go. Default: one JSON line on stdout. */
   log?: (line: LogLine) => void;
   /**
-   * Told once about every feedback the backend accepted and kept, for the site's own records (analytics, a ticket).
-   * It does not hold up the answer; a promise it returns is awaited in the background (through `waitUntil` on
-   * Workers), and a failure, thrown or rejected, is reported on stderr and fails nothing.
+   * Told once about every feedback the backend accepted and kept, and about every one taken back (`score` 0), for
+   * the site's own records (analytics, a ticket). It does not hold up the answer; a promise it returns is awaited
+   * in the background (through `waitUntil` on Workers), and a failure, thrown or rejected, is reported on stderr and
+   * fails nothing.
    */
   onFeedback?: (event: FeedbackEvent) => void | Promise<unknown>;
 }
@@ -187,7 +188,10 @@ export interface FeedbackEvent {
   userId: string;
   /** The persona of the conversation; null for a general one. */
   personaId: string | null;
-  /** As kept in the conversation's metadata: the interface's Feedback fields. */
+  /**
+   * As kept in the conversation's metadata: the interface's Feedback fields. A `score` of 0 says the visitor took
+   * their feedback on the reply back: nothing is kept for it any more.
+   */
   feedback: StoredFeedback;
 }
 

@@ -137,7 +137,21 @@ const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
       h.lastReply()!.querySelector<HTMLElement>('sup.cite a')!.click();
       await h.el.updateComplete;
       h.root.querySelector<HTMLButtonElement>(`[aria-label="${'Not helpful'}"]`)!.click();
-      await h.el.updateComplete;
+      await waitUntil(() => h.root.querySelector('.comment textarea'), 'the comment box');
+      return page;
+    },
+  ],
+  [
+    'a comment sent with a thumbs-down, shown back under its reply',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await ask(h, 'Do you rent tents?');
+      await h.settled();
+      h.root.querySelector<HTMLButtonElement>(`[aria-label="${'Not helpful'}"]`)!.click();
+      await waitUntil(() => h.root.querySelector('.comment textarea'), 'the comment box');
+      h.root.querySelector<HTMLTextAreaElement>('.comment textarea')!.value = 'Which sizes?';
+      h.root.querySelector<HTMLButtonElement>('.comment [type="submit"]')!.click();
+      await waitUntil(() => h.root.querySelector('.given q'), 'the comment shown back');
       return page;
     },
   ],

@@ -6,6 +6,7 @@ import { render } from 'lit';
 import { icon, renderHistoryItem, renderTurn, showSource, toggleSource } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';
 import type { HistoryItem, Turn } from '../../src/element/state.js';
+import fr from '../../src/element/locales/fr.js';
 import { resolveStrings } from '../../src/element/strings.js';
 
 const citations = [
@@ -174,29 +175,46 @@ describe('renderTurn', () => {
     await expect(host).to.be.accessible();
   });
 
-  it('shows the feedback given, asks a comment for a thumbs-down, and thanks for it', () => {
-    const done = turn({ status: 'done', reply: 'Yes.', messageId: 'm1', feedback: 'down' });
-    const { context, calls } = contextOf({ commenting: 't1' });
+  it('shows the feedback given and the comment sent with it, takes a pressed thumb back, and thanks', () => {
+    const done = turn({
+      status: 'done',
+      reply: 'Yes.',
+      messageId: 'm1',
+      feedback: 'down',
+      comment: 'Trop <b>petit</b>',
+    });
+    const { context, calls } = contextOf({ strings: resolveStrings(fr) });
     const host = draw(renderTurn({}, done, true, context));
     expect(thumbs(host)).to.deep.equal([
-      ['Helpful', 'false'],
-      ['Not helpful', 'true'],
+      ['Utile', 'false'],
+      ['Pas utile', 'true'],
     ]);
-    const box = host.querySelector<HTMLTextAreaElement>('form.comment textarea')!;
-    expect(box.getAttribute('aria-label')).to.equal('What went wrong? (optional)');
-    expect(box.dir, 'empty: the panel’s direction').to.equal('');
-    box.value = '  The tent was the wrong size.  ';
-    box.dispatchEvent(new Event('input'));
-    expect(box.dir, 'typed in: the direction of its text').to.equal('auto');
-    host.querySelector<HTMLButtonElement>('form.comment [type="submit"]')!.click();
-    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    const given = host.querySelector('.given')!;
+    const quote = given.querySelector('q')!;
+    expect([given.textContent!.replace(/\s+/g, ' ').trim(), quote.getAttribute('dir')]).to.deep.equal([
+      'Votre commentaire : Trop <b>petit</b>',
+      'auto',
+    ]);
+    expect(quote.children, 'the visitor’s text, as text').to.have.length(0);
+    host.querySelector<HTMLButtonElement>('[aria-label="Pas utile"]')!.click();
+    host.querySelector<HTMLButtonElement>('[aria-label="Utile"]')!.click();
     expect(calls).to.deep.equal([
-      ['feedback', 't1', 'm1', 'down', 'The tent was the wrong size.'],
-      ['feedback', 't1', 'm1', 'down', ''],
+      ['feedback', 't1', 'm1', undefined],
+      ['feedback', 't1', 'm1', 'up'],
     ]);
 
+    const withdrawn = draw(renderTurn({}, { ...done, feedback: undefined, comment: undefined }, true, context));
+    expect(withdrawn.querySelector('.given'), 'no vote, no comment').to.equal(null);
+
+    const asking = draw(
+      renderTurn({}, { ...done, comment: undefined }, true, contextOf({ commenting: 't1', form: 'the box' }).context),
+    );
+    expect(asking.querySelector('.reply-actions')!.nextElementSibling, 'no comment shown').to.equal(null);
+    expect(asking.textContent, 'the box under the thumbs').to.contain('the box');
+    const elsewhere = draw(renderTurn({}, done, true, contextOf({ commenting: 't2', form: 'the box' }).context));
+    expect(elsewhere.textContent, 'only under its reply').not.to.contain('the box');
+
     const thanked = draw(renderTurn({}, done, true, contextOf({ thanked: 't1' }).context));
-    expect(thanked.querySelector('form.comment')).to.equal(null);
     const thanks = thanked.querySelector('.thanks')!;
     expect([thanks.getAttribute('role'), thanks.textContent]).to.deep.equal(['status', 'Thanks for your feedback.']);
   });

@@ -143,7 +143,18 @@ describe('conversation state', () => {
       ['assistant', 'A [1]'],
     ]);
     expect(state.history[1]!.citations).to.deep.equal([{ sourceName: 'Kept' }]);
-    expect(state.history.map(m => m.feedback)).to.deep.equal([undefined, 'down'], 'the kept thumb');
+    expect(state.history.map(m => [m.feedback, m.comment])).to.deep.equal(
+      [
+        [undefined, undefined],
+        ['down', 'Vague'],
+      ],
+      'the kept thumb and its comment',
+    );
+    const taken = applyEvent(state, { type: 'feedback', id: state.history[1]!.id, value: undefined });
+    expect([taken.history[1]!.feedback, taken.history[1]!.comment], 'taken back, with its comment').to.deep.equal([
+      undefined,
+      undefined,
+    ]);
     expect(statuses(state)).to.deep.equal(['run:k1:streaming', 'run:k2:stopped', 'local:accepting']);
   });
 
@@ -208,8 +219,15 @@ describe('conversation state', () => {
   });
 
   it('keeps feedback on turns and history items, and resets to nothing', () => {
-    let state = apply(queue('a'), { type: 'feedback', id: 'a', value: 'up' });
-    expect(state.turns[0]!.feedback).to.equal('up');
+    let state = apply(queue('a'), { type: 'feedback', id: 'a', value: 'down', comment: 'Vague' });
+    expect([state.turns[0]!.feedback, state.turns[0]!.comment]).to.deep.equal(['down', 'Vague']);
+    state = applyEvent(state, { type: 'feedback', id: 'a', value: 'up' });
+    expect([state.turns[0]!.feedback, state.turns[0]!.comment], 'a new vote, no comment').to.deep.equal([
+      'up',
+      undefined,
+    ]);
+    state = applyEvent(state, { type: 'feedback', id: 'a', value: undefined });
+    expect(state.turns[0]!.feedback, 'taken back').to.equal(undefined);
     state = applyEvent(state, { type: 'reset' });
     expect(state.turns).to.deep.equal([]);
     expect(currentTurn(state)).to.equal(undefined);

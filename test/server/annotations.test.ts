@@ -60,6 +60,10 @@ describe('feedback in metadata', () => {
     assert.equal(views.size, feedbackBounds.entries);
     assert.ok(!views.has('m4') && views.has('m5'), 'the oldest went first');
     assert.deepEqual(views.get('m204'), { score: -1, comment: 'Changed my mind', tags: [] });
+    metadata = withFeedback(metadata, 'm204', undefined);
+    assert.ok(!feedbackOf(metadata).has('m204'), 'taken back');
+    assert.equal(feedbackOf(metadata).size, feedbackBounds.entries - 1, 'the others stay');
+    assert.deepEqual(metadata.client, { page: '/' });
   });
 
   it('keeps long comments within 64 KiB of JSON', () => {

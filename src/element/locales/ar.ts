@@ -66,6 +66,7 @@ export default {
   feedbackPrompt: 'ما الخطأ الذي حدث؟ (اختياري)',
   feedbackSend: 'إرسال الملاحظات',
   feedbackThanks: 'شكرًا على ملاحظاتك.',
+  yourComment: 'تعليقك:',
   suggestions: 'أسئلة مقترحة',
   unread: x =>
     plural(x, {

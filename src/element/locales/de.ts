@@ -58,6 +58,7 @@ export default {
   feedbackPrompt: 'Was war nicht gut? (optional)',
   feedbackSend: 'Feedback senden',
   feedbackThanks: 'Danke für Ihr Feedback.',
+  yourComment: 'Ihr Kommentar:',
   suggestions: 'Vorgeschlagene Fragen',
   unread: x => plural(x, { one: '# neue Antwort', other: '# neue Antworten' }),
   said: name => `${name} sagt:`,

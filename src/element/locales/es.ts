@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: '¿Qué salió mal? (opcional)',
   feedbackSend: 'Enviar comentario',
   feedbackThanks: 'Gracias por tu comentario.',
+  yourComment: 'Tu comentario:',
   suggestions: 'Preguntas sugeridas',
   unread: x => plural(x, { one: '# respuesta nueva', other: '# respuestas nuevas' }),
   said: name => `${name} dijo:`,

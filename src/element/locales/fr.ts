@@ -58,6 +58,7 @@ export default {
   feedbackPrompt: 'Qu’est-ce qui n’allait pas ? (facultatif)',
   feedbackSend: 'Envoyer l’avis',
   feedbackThanks: 'Merci pour votre avis.',
+  yourComment: 'Votre commentaire :',
   suggestions: 'Questions suggérées',
   unread: x => plural(x, { one: '# nouvelle réponse', other: '# nouvelles réponses' }),
   said: name => `${name} a dit :`,

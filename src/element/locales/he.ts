@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: 'מה לא היה טוב? (לא חובה)',
   feedbackSend: 'שליחת משוב',
   feedbackThanks: 'תודה על המשוב.',
+  yourComment: 'התגובה שלך:',
   suggestions: 'שאלות מוצעות',
   unread: x => plural(x, { one: 'תשובה חדשה אחת', other: '# תשובות חדשות' }),
   said: name => `${name} אמר/ה:`,

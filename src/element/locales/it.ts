@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: 'Cosa non ha funzionato? (facoltativo)',
   feedbackSend: 'Invia feedback',
   feedbackThanks: 'Grazie per il tuo feedback.',
+  yourComment: 'Il tuo commento:',
   suggestions: 'Domande suggerite',
   unread: x => plural(x, { one: '# nuova risposta', other: '# nuove risposte' }),
   said: name => `${name} ha detto:`,

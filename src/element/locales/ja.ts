@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: '何が問題でしたか？（任意）',
   feedbackSend: 'フィードバックを送信',
   feedbackThanks: 'フィードバックをありがとうございます。',
+  yourComment: 'あなたのコメント：',
   suggestions: '質問の候補',
   unread: x => plural(x, { other: '新しい回答 #件' }),
   said: name => `${name}の回答：`,

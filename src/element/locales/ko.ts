@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: '무엇이 문제였나요? (선택 사항)',
   feedbackSend: '피드백 보내기',
   feedbackThanks: '피드백을 보내 주셔서 감사합니다.',
+  yourComment: '내 의견:',
   suggestions: '추천 질문',
   unread: x => plural(x, { other: '새 답변 #개' }),
   said: name => `${name}의 답변:`,

@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: 'Wat ging er mis? (optioneel)',
   feedbackSend: 'Feedback versturen',
   feedbackThanks: 'Bedankt voor je feedback.',
+  yourComment: 'Je opmerking:',
   suggestions: 'Voorgestelde vragen',
   unread: x => plural(x, { one: '# nieuw antwoord', other: '# nieuwe antwoorden' }),
   said: name => `${name} zei:`,

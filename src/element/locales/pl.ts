@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: 'Co było nie tak? (opcjonalnie)',
   feedbackSend: 'Wyślij opinię',
   feedbackThanks: 'Dziękujemy za opinię.',
+  yourComment: 'Twój komentarz:',
   suggestions: 'Proponowane pytania',
   unread: x => plural(x, { one: '# nowa odpowiedź', few: '# nowe odpowiedzi', other: '# nowych odpowiedzi' }),
   said: name => `${name} napisał(a):`,

@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: 'O que deu errado? (opcional)',
   feedbackSend: 'Enviar feedback',
   feedbackThanks: 'Obrigado pelo seu feedback.',
+  yourComment: 'Seu comentário:',
   suggestions: 'Perguntas sugeridas',
   unread: x => plural(x, { one: '# nova resposta', other: '# novas respostas' }),
   said: name => `${name} disse:`,

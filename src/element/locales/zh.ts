@@ -57,6 +57,7 @@ export default {
   feedbackPrompt: '哪里不好？（可选）',
   feedbackSend: '发送反馈',
   feedbackThanks: '感谢您的反馈。',
+  yourComment: '您的评论：',
   suggestions: '推荐问题',
   unread: x => plural(x, { other: '# 条新回复' }),
   said: name => `${name}说：`,

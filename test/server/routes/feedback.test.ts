@@ -83,6 +83,47 @@ describe('feedback on a reply', () => {
     );
   });
 
+  it('changes a vote, and takes one back: the entry goes, the hook is told with score 0, and a reload shows none', async () => {
+    const calls: FeedbackEvent[] = [];
+    const parts = await withReply({ backend: { onFeedback: event => void calls.push(event) } });
+    const shown = async () =>
+      ((await (await parts.api('GET', `/conversations/${parts.id}`, parts.token)).json()) as ConversationDetail)
+        .messages[1]!.feedback;
+    assert.equal((await parts.feedback({ score: 1 })).status, 200);
+    assert.equal((await parts.feedback({ score: -1, comment: 'Too short' })).status, 200, 'changed to down');
+    assert.deepEqual(await shown(), { score: -1, comment: 'Too short', tags: [] }, 'the change is what a reload shows');
+
+    const res = await parts.feedback({ score: 0 });
+    assert.equal(res.status, 200);
+    const answer = (await res.json()) as FeedbackResponse;
+    assert.deepEqual(
+      { ...answer, id: '', createdAt: '' },
+      { id: '', createdAt: '', messageId: parts.messageId, score: 0, comment: null, tags: [] },
+    );
+    assert.deepEqual(parts.kept(), {}, 'nothing is kept for the reply');
+    const metadata = parts.emulator.store.get(parts.id)!.metadata!;
+    assert.deepEqual([metadata.client, metadata.site], [{ page: '/tents' }, { plan: 'gold' }], 'the other keys stay');
+    assert.equal(await shown(), null, 'a reload, or another device, shows no vote');
+    assert.deepEqual(
+      calls.map(call => [call.messageId, call.feedback.score, call.feedback.comments ?? null]),
+      [
+        [parts.messageId, 1, null],
+        [parts.messageId, -1, 'Too short'],
+        [parts.messageId, 0, null],
+      ],
+      'the hook hears of the withdrawal as score 0',
+    );
+    assert.equal(calls[2]!.feedback.feedbackId, answer.id);
+
+    const writes = parts.upstream.filter(u => u.path.endsWith('/set-metadata')).length;
+    assert.equal((await parts.feedback({ score: 0 })).status, 200, 'taken back again');
+    assert.equal(parts.upstream.filter(u => u.path.endsWith('/set-metadata')).length, writes, 'nothing is written');
+    assert.equal(calls.length, 3, 'nor is the hook told');
+    await expectError(parts.feedback({ score: 0 }, parts.question), 404, 'message_not_found');
+    const stranger = await parts.session();
+    await expectError(parts.feedback({ score: 0 }, parts.messageId, stranger.token), 404, 'conversation_not_found');
+  });
+
   it('refuses what is not a reply of the caller’s conversation, or not well formed, and keeps nothing', async () => {
     const calls: FeedbackEvent[] = [];
     const parts = await withReply({ backend: { onFeedback: event => void calls.push(event) } });
@@ -96,7 +137,9 @@ describe('feedback on a reply', () => {
       { score: 1, rating: 'great' },
       { score: 5 },
       { score: '1' },
-      { score: 0 },
+      { score: null },
+      { score: 0, comment: 'Never mind' },
+      { score: 0, tags: ['clear'] },
       {},
       { score: 1, tags: Array.from({ length: 11 }, (_, i) => `tag${i}`) },
       { score: 1, tags: ['x'.repeat(41)] },
