@@ -199,10 +199,17 @@ export class ChatController implements ReactiveController {
     return this.#storage;
   }
 
-  /** Another tab of the site changed the conversation: show the same one. */
+  /** Another tab of the site changed the conversation in the same storage: show the same one. */
   #onStorage = (event: StorageEvent) => {
     const storage = this.#storage;
-    if (!storage || event.key !== storage.conversationKey || activeTurn(this.state)) return;
+    if (
+      !storage ||
+      event.storageArea !== storage.store ||
+      event.key !== storage.conversationKey ||
+      activeTurn(this.state)
+    ) {
+      return;
+    }
     if (event.newValue === this.state.conversationId) return;
     this.#leave();
     this.#apply({ type: 'reset' });
