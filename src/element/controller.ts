@@ -5,7 +5,9 @@
  * refresh); each step checks that the turn is still live before it touches state, and the turn settles exactly once.
  * Turns are sent one at a time, in order; each one's reply is `reply.ts`'s, and the backend's routes `backend.ts`'s.
  * Stop tells the backend (the browser going away is not a stop); an element removed from the page cancels everything
- * it started and sends nothing more.
+ * it started and sends nothing more. A message the backend took is told to the site's other elements and tabs of the
+ * same visitor (a BroadcastChannel named as the stored conversation); those showing its conversation show it too and
+ * follow its run, so the service is asked once.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { ConversationDetail, RunView } from '../protocol.js';
@@ -80,6 +82,10 @@ export class ChatController implements ReactiveController {
   readonly #sentAt = new Map<string, number>();
   /** When the message of a key was first sent from this page, or listed by the backend (epoch ms). */
   sentAt = (key: string) => this.#sentAt.get(key);
+  /** Where the messages the backend took are told to the visitor's other elements and tabs of the site. */
+  #channel: BroadcastChannel | undefined;
+  /** The conversation being shown, settled (never rejected) once it is. */
+  #loading: Promise<unknown> | undefined;
 
   /** The backend, reached with the session's token. */
   readonly backend: Backend;
@@ -101,6 +107,8 @@ export class ChatController implements ReactiveController {
     window.removeEventListener('storage', this.#onStorage);
     window.removeEventListener('online', this.#onLine);
     window.removeEventListener('offline', this.#onLine);
+    this.#channel?.close();
+    this.#channel = undefined;
     this.#leave();
     this.#started = undefined;
     cancelAnimationFrame(this.#frame);
@@ -149,6 +157,10 @@ export class ChatController implements ReactiveController {
 
   async #restore(generation: number) {
     const storage = this.#storageFor(await this.backend.session());
+    // Named as the stored conversation (site, persona, visitor), so another visitor of this browser hears nothing.
+    if (storage.shared && generation === this.#generation && window.BroadcastChannel) {
+      (this.#channel ??= new BroadcastChannel(storage.conversationKey)).onmessage = this.#onTold;
+    }
     const id = storage.conversationId;
     const runs = id && generation === this.#generation ? await this.#load(id, storage, generation) : [];
     if (generation !== this.#generation) return;
@@ -160,7 +172,13 @@ export class ChatController implements ReactiveController {
   }
 
   /** Shows a conversation and follows its running replies; returns the runs the backend listed with it. */
-  async #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
+  #load(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
+    const loading = this.#show(id, storage, generation);
+    this.#loading = loading.catch(() => {});
+    return loading;
+  }
+
+  async #show(id: string, storage: ChatStorage, generation: number): Promise<RunView[]> {
     const response = await this.backend.fetch(conversationPath(id));
     if (generation !== this.#generation) return [];
     if (response.status === 404) {
@@ -188,16 +206,24 @@ export class ChatController implements ReactiveController {
       const turn = this.#turn(`run:${run.key}`)!;
       const resume = run.status === 'interrupted' && newest && 'turn' in newest && newest.turn === turn;
       if (run.status !== 'running' && !resume) continue;
-      const handle = new TurnHandle(turn.id, turn.key, turn.text);
-      handle.sent = handle.accepted = true;
-      this.#handles.set(turn.id, handle);
       if (resume) {
         this.#apply({ type: 'accepting', id: turn.id });
         this.#apply({ type: 'reconnecting', id: turn.id });
       }
-      void deliver(handle, detail.id, this.#reply(handle), !resume).catch(error => this.#failed(handle, error));
+      void this.#follow(turn, detail.id, !resume);
     }
     return runs;
+  }
+
+  /**
+   * Follows the run of a turn the backend already took (`followOnly`), or sends its message again with its key;
+   * resolves when its reply ended, one way or another.
+   */
+  #follow(turn: Turn, conversationId: string, followOnly = true): Promise<void> {
+    const handle = new TurnHandle(turn.id, turn.key, turn.text);
+    handle.sent = handle.accepted = true;
+    this.#handles.set(turn.id, handle);
+    return deliver(handle, conversationId, this.#reply(handle), followOnly).catch(error => this.#failed(handle, error));
   }
 
   #storageFor(session: Session): ChatStorage {
@@ -208,14 +234,47 @@ export class ChatController implements ReactiveController {
   /** The browser went offline or came back: what the element shows of its connection changes. */
   #onLine = () => this.#on.onChange?.();
 
-  /** Another tab of the site changed the conversation: show the same one. */
+  /**
+   * Another tab of the site changed the conversation in the same storage: show the same one, unless this element is
+   * sending a message (a reply it only follows, one the backend listed or another tab sent, goes on at the backend).
+   */
   #onStorage = (event: StorageEvent) => {
     const storage = this.#storage;
-    if (!storage || event.key !== storage.conversationKey || activeTurn(this.state)) return;
+    const active = activeTurn(this.state);
+    if (
+      !storage ||
+      event.storageArea !== storage.store ||
+      event.key !== storage.conversationKey ||
+      (active && !active.id.startsWith('run:'))
+    ) {
+      return;
+    }
     if (event.newValue === this.state.conversationId) return;
     this.#leave();
     this.#apply({ type: 'reset' });
     if (event.newValue) void this.#load(event.newValue, storage, this.#generation).catch(error => this.#report(error));
+  };
+
+  /**
+   * Another element or tab of the visitor sent a message that the backend took (or asked for its reply again): when
+   * this one shows its conversation (once it is shown, if it is being loaded), it shows the message and follows its
+   * run, unless it shows that turn already. A turn the service's history held by the time it was loaded goes again.
+   */
+  #onTold = async ({ data: { c, k, t } }: MessageEvent<{ c: string; k: string; t: string }>) => {
+    await this.#loading;
+    const known = this.state.turns.find(turn => turn.key === k);
+    if (c !== this.state.conversationId || (known && (this.#handles.has(known.id) || !isSettled(known.status)))) return;
+    const id = known?.id ?? `run:${k}`;
+    if (known) this.#apply({ type: 'retrying', id });
+    else {
+      this.#apply({ type: 'queued', id, key: k, text: t });
+      this.#apply({ type: 'accepting', id });
+    }
+    await this.#follow(this.#turn(id)!, c);
+    const messageId = this.#turn(id)?.messageId;
+    if (messageId && this.state.history.some(item => item.messageId === messageId)) {
+      this.#apply({ type: 'removed', ids: [id] });
+    }
   };
 
   /** Sends a message; resolves when its reply is done or stopped. While another is answered, it waits its turn. */
@@ -431,7 +490,10 @@ export class ChatController implements ReactiveController {
       fetch: this.backend.fetch,
       sentAt: this.#sentAt,
       lastEventId: () => this.#turn(handle.id)?.lastEventId ?? null,
-      accepted: () => this.tab.acceptPending(handle.key),
+      accepted: () => {
+        this.tab.acceptPending(handle.key);
+        this.#channel?.postMessage({ c: this.state.conversationId, k: handle.key, t: handle.text });
+      },
       apply: event => {
         this.#apply(event);
         if (event.type !== 'done') return;

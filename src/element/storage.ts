@@ -40,7 +40,8 @@ function backing(kind: StorageKind): Store {
 const maxCitedReplies = 50;
 
 export class ChatStorage {
-  readonly #store: Store;
+  /** Where it keeps its keys: a `storage` event from another tab is about another store unless it names this one. */
+  readonly store: Store;
   /** The key of the conversation id, also what a `storage` event from another tab names. */
   readonly conversationKey: string;
   readonly #citationsKey: string;
@@ -49,17 +50,17 @@ export class ChatStorage {
 
   constructor(kind: StorageKind, namespace: string) {
     this.shared = kind !== 'none';
-    this.#store = backing(kind);
+    this.store = backing(kind);
     this.conversationKey = `persona-chat:${namespace}:conversation`;
     this.#citationsKey = `persona-chat:${namespace}:citations`;
   }
 
   get conversationId(): string | null {
-    return read(this.#store, this.conversationKey);
+    return read(this.store, this.conversationKey);
   }
 
   set conversationId(id: string | null) {
-    write(this.#store, this.conversationKey, id);
+    write(this.store, this.conversationKey, id);
   }
 
   citations(messageId: string): Citation[] {
@@ -73,11 +74,11 @@ export class ChatStorage {
     all[messageId] = citations;
     const ids = Object.keys(all);
     for (const old of ids.slice(0, Math.max(0, ids.length - maxCitedReplies))) delete all[old];
-    write(this.#store, this.#citationsKey, JSON.stringify(all));
+    write(this.store, this.#citationsKey, JSON.stringify(all));
   }
 
   #citations(): Record<string, Citation[]> {
-    const parsed = json(this.#store, this.#citationsKey);
+    const parsed = json(this.store, this.#citationsKey);
     return parsed && typeof parsed === 'object' ? (parsed as Record<string, Citation[]>) : {};
   }
 }

@@ -6,9 +6,9 @@ import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, ada, chat, continues, faults, juniper, resetAll, stored, upstreamEnded } from './harness.js';
 
 /** A tab of the site: a frame with a plain host page holding one element. */
-async function tab(persona = juniper) {
+async function tab(persona = juniper, storage = 'local') {
   const frame = document.createElement('iframe');
-  frame.src = `/test-support/host.html?persona=${persona}&storage=local`;
+  frame.src = `/test-support/host.html?persona=${persona}&storage=${storage}`;
   document.body.append(frame);
   return { frame, element: () => element(frame) };
 }
@@ -47,6 +47,31 @@ function connection(h: Harness) {
   }).observe(h.el, { attributeFilter: ['connection-state'] });
   return seen;
 }
+
+/** Opens a tab of the site and gives its element. */
+async function openTab(storage = 'local') {
+  const opened = await tab(juniper, storage);
+  frames.push(opened.frame);
+  return opened.element();
+}
+
+/** The text of a reply as drawn. */
+const drawn = (reply: HTMLElement | undefined) => reply?.querySelector('.markdown')?.textContent ?? null;
+
+/** Waits until the tab shows these messages of the visitor, each with its reply, and none is being answered. */
+async function shows(h: Harness, messages: string[]) {
+  await waitUntil(
+    () =>
+      h.userMessages().join('\n') === messages.join('\n') &&
+      h.replies().length === messages.length &&
+      !['queued', 'accepting', 'streaming'].includes(h.el.getAttribute('turn-status')!),
+    `the tab shows ${JSON.stringify(messages)}`,
+    { timeout: 15_000 },
+  );
+}
+
+/** How many times the service was asked to answer `message`. */
+const asked = async (message: string) => (await continues()).filter(c => c.message === message).length;
 
 /** A tab whose reply to its first message was stopped while it was being written. */
 async function stoppedInTab() {
@@ -340,6 +365,82 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
     expect(again.userMessages()).to.deep.equal(['How do I return a tent?', 'Do you rent tents?']);
     expect(again.statuses()).to.deep.equal(['stopped']);
     expect(again.retryButton, 'no Retry on an exchange that is not the newest').to.equal(null);
+  });
+
+  describe('kept in step across tabs', function () {
+    // Up to four tabs and as many exchanges: more than one test's usual time on a busy machine.
+    this.timeout(40_000);
+
+    it('shows a message sent in another tab of the conversation, with its whole reply, asking the service once', async () => {
+      await faults({ chunkDelayMs: 20 });
+      const a = await openTab();
+      const b = await openTab();
+      await a.el.send('Do you rent tents?');
+      // The first message made the conversation: the other tab switched to it and shows it, however it learnt of it.
+      await shows(b, ['Do you rent tents?']);
+      const sent = a.el.send('What does membership cost?');
+      await waitUntil(() => b.userMessages().length === 2, 'the other tab shows the message');
+      await b.status('done', 15_000);
+      await sent;
+      await shows(a, ['Do you rent tents?', 'What does membership cost?']);
+      await shows(b, ['Do you rent tents?', 'What does membership cost?']);
+      expect(drawn(a.lastReply())).to.contain('Membership');
+      expect(drawn(b.lastReply())).to.equal(drawn(a.lastReply()));
+      expect(await asked('What does membership cost?')).to.equal(1);
+      expect(await asked('Do you rent tents?')).to.equal(1);
+    });
+
+    it('shows a message sent while another tab opens once, however the tab learns of it', async () => {
+      const a = await openTab();
+      await a.el.send('Do you rent tents?');
+      // The tab loads the conversation while the message is taken and answered: it may be told of the message, find
+      // its run, or find it in the service's history, or all of these.
+      const [b] = await Promise.all([openTab(), a.el.send('What does membership cost?')]);
+      await shows(b, ['Do you rent tents?', 'What does membership cost?']);
+      expect(drawn(b.lastReply())).to.equal(drawn(a.lastReply()));
+      expect(await asked('What does membership cost?')).to.equal(1);
+    });
+
+    it('keeps a stop, a Retry and a new conversation in one tab in step in the other', async () => {
+      await faults({ chunkDelayMs: 40 });
+      const a = await openTab();
+      const b = await openTab();
+      await a.el.send('Do you rent tents?');
+      await shows(b, ['Do you rent tents?']);
+      void a.el.send('How do I return a tent?').catch(() => {});
+      await b.writing();
+      await a.el.stop();
+      await b.status('stopped');
+      await faults({ chunkDelayMs: 0 });
+      a.retryButton!.click();
+      await a.status('done');
+      await b.status('done');
+      await shows(b, ['Do you rent tents?', 'How do I return a tent?']);
+      expect(drawn(a.lastReply())).to.contain('Returns');
+      expect(drawn(b.lastReply())).to.equal(drawn(a.lastReply()));
+      await a.el.newConversation();
+      await waitUntil(() => b.userMessages().length === 0, 'the other tab starts afresh too');
+    });
+
+    it("leaves a tab on another conversation, and another visitor's tab, as they are", async () => {
+      await faults({ chunkDelayMs: 20 });
+      // The same visitor, keeping its conversation in this tab alone.
+      const own = await openTab('session');
+      await own.el.send('How long does shipping take?');
+      const a = await openTab();
+      const b = await openTab();
+      await a.el.send('Do you rent tents?');
+      await shows(b, ['Do you rent tents?']);
+      // Another visitor of this browser, after the first one's cookie was forgotten.
+      await fetch('/test-support/forget-visitor', { method: 'POST' });
+      const stranger = await openTab();
+      await stranger.el.send('How do I return a tent?');
+      await a.el.send('What does membership cost?');
+      await shows(b, ['Do you rent tents?', 'What does membership cost?']);
+      expect(own.userMessages()).to.deep.equal(['How long does shipping take?']);
+      expect(stranger.userMessages()).to.deep.equal(['How do I return a tent?']);
+      expect(await asked('What does membership cost?')).to.equal(1);
+    });
   });
 
   it('keeps the unsent draft across a reload', async () => {

@@ -33,6 +33,14 @@ describe('storage', () => {
     expect(storage.citations('m1')).to.deep.equal([]);
   });
 
+  it('names the store it keeps its keys in, which a storage event from another tab names too', () => {
+    expect(new ChatStorage('local', 'ns').store).to.equal(localStorage);
+    expect(new ChatStorage('session', 'ns').store).to.equal(sessionStorage);
+    const own = new ChatStorage('none', 'ns').store;
+    expect(own).to.not.equal(localStorage);
+    expect(own).to.not.equal(sessionStorage);
+  });
+
   it('keeps nothing beyond the element with storage="none"', () => {
     const storage = new ChatStorage('none', 'ns');
     storage.conversationId = 'c1';
