@@ -5,7 +5,7 @@
  */
 import { html, nothing, render } from 'lit';
 import type { Citation } from '../protocol.js';
-import { MarkdownView } from './markdown.js';
+import { MarkdownView, loadCloser } from './markdown.js';
 import { defaultHeadingLevel, heading } from './render.js';
 import { TurnStatus } from './state.js';
 import type { Feedback, HistoryItem, Turn } from './state.js';
@@ -415,6 +415,7 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
       return nothing;
     case TurnStatus.accepting:
     case TurnStatus.streaming: {
+      loadCloser();
       // Said in a reply whose connection is being made again, in place of an error.
       const reconnecting = turn.reconnecting
         ? html`<p class="reconnecting" role="status">${strings.reconnecting}</p>`
