@@ -252,6 +252,8 @@ const hostileReplies = [
   [/with a heading/, () => '# Shipping\n\nThree to five business days [1].'],
   // Not hostile: a reply with a code block, for the copy button.
   [/as code/, () => 'Install it:\n\n```sh\nnpm install persona-chat\n```\n'],
+  // Not hostile: a reply with JavaScript, for the highlighter.
+  [/in javascript/, () => 'Like this:\n\n```js\nconst size = 2; // people\n```\n'],
   // Not hostile, only long: a table of 3,000 rows, drawn in pieces when it is restored.
   [/whole catalogue/, () => makeTable(3000)],
 ];

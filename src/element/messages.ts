@@ -41,7 +41,7 @@ interface Drawn {
 }
 
 /** What draws the messages: the element, which is asked to update when a reply drawn in pieces grows. */
-type Owner = { requestUpdate?(): void };
+type Owner = { requestUpdate?(): void; renderRoot?: unknown };
 
 /**
  * Each element's replies: a markdown view while one is written (and once it is, in this page), else the reply as
@@ -63,6 +63,13 @@ function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderCon
       codeLabel: strings.code,
       sourceLabel: strings.source,
       headingLevel,
+      // Code is drawn highlighted once the highlighter has come: its styles join the element's, and every reply is
+      // drawn again.
+      highlighted(chunk) {
+        chunk.adopt(owner.renderRoot);
+        forgetViews(owner);
+        owner.requestUpdate?.();
+      },
     });
     map.set(key, view);
   }

@@ -20,16 +20,28 @@ import { dom, labels, markup, styled, tricky, unfinished } from './markdown-supp
 /** A text cut in pieces of 1 to 300 characters, the same way every time. */
 const randomPieces = (text: string, seed: number) => pieces(text, seed, 1, 300);
 
+// First in the file: no code has been drawn in this page before it, so the highlighter has not been loaded.
 describe('<persona-chat> drawing replies', () => {
   /** The element on the hostile stack, whose stand-in model a test's message steers (one about shipping). */
-  const open = async () =>
+  const open = async (style = '') =>
     new Harness(
       await fixture<PersonaChat>(
-        html`<persona-chat endpoint="/hostile-chat" mode="inline" storage="none"></persona-chat>`,
+        html`<persona-chat endpoint="/hostile-chat" mode="inline" storage="none" style=${style}></persona-chat>`,
       ),
     );
+  /** Whether the page asked for the highlighter's code. */
+  const highlighterRequested = () =>
+    performance.getEntriesByType('resource').some(entry => /\/highlight\b/.test(entry.name));
 
   beforeEach(resetAll);
+
+  it('never loads the highlighter for a reply without code', async () => {
+    const h = await open();
+    void h.el.send('How long does shipping take?').catch(() => {});
+    await h.settled();
+    expect(h.lastReply()!.textContent).to.contain('A plain answer');
+    expect(highlighterRequested()).to.equal(false);
+  });
 
   it('shows open emphasis closed while a reply streams, and the final text as it is drawn at once', async () => {
     const h = await open();
@@ -44,6 +56,22 @@ describe('<persona-chat> drawing replies', () => {
     await h.settled();
     const text = 'Shipping is **free over $50** and returns take `30 days`.';
     expect(markup(h.lastReply()!.querySelector('.markdown')!)).to.equal(dom(renderMarkdown(text, labels).parts));
+  });
+
+  it('highlights code with a language once the highlighter has come, in the colours the page sets', async () => {
+    const h = await open('--persona-chat-code-keyword-color: rgb(1, 2, 3)');
+    void h.el.send('How long does shipping take, in javascript?').catch(() => {});
+    await h.settled();
+    await waitUntil(() => h.lastReply()!.querySelector('pre .keyword'), 'a highlighted keyword');
+    const keyword = h.lastReply()!.querySelector('pre .keyword')!;
+    expect(highlighterRequested()).to.equal(true);
+    expect(keyword.textContent).to.equal('const');
+    expect(getComputedStyle(keyword).color).to.equal('rgb(1, 2, 3)');
+    const comment = h.lastReply()!.querySelector('pre .comment')!;
+    expect(getComputedStyle(comment).color).not.to.equal(getComputedStyle(comment.parentElement!).color);
+    // What the copy button copies: the code as written.
+    expect(h.lastReply()!.querySelector('pre code')!.textContent).to.equal('const size = 2; // people');
+    expect(h.lastReply()!.querySelector('[part="copy-button"]')).to.not.equal(null);
   });
 });
 
