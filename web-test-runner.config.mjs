@@ -267,12 +267,34 @@ const hostileReplies = [
   [/with a heading/, () => '# Shipping\n\nThree to five business days [1].'],
   // Not hostile: a reply with a code block, for the copy button.
   [/as code/, () => 'Install it:\n\n```sh\nnpm install persona-chat\n```\n'],
+  // Not hostile: a reply with JavaScript, for the highlighter.
+  [/in javascript/, () => 'Like this:\n\n```js\nconst size = 2; // people\n```\n'],
   // Not hostile, only long: a table of 3,000 rows, drawn in pieces when it is restored.
   [/whole catalogue/, () => makeTable(3000)],
 ];
+/** Replies held after their first words, by the id they were asked with, until `/test-support/release` lets them go on. */
+const held = new Map();
+/** A reply asked with "held <id>": its first words open emphasis, and the rest waits until the test releases it. */
+const heldReply = id => {
+  const encoder = new TextEncoder();
+  const frame = content =>
+    encoder.encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`);
+  const body = new ReadableStream({
+    async start(controller) {
+      controller.enqueue(frame('Shipping is **free'));
+      await new Promise(resolve => held.set(id, resolve));
+      controller.enqueue(frame(' over $50** and returns take `30 days`.'));
+      controller.enqueue(encoder.encode('data: [DONE]\n\n'));
+      controller.close();
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+};
 const hostileModel = async (_input, init) => {
   const { messages } = JSON.parse(init.body);
   const asked = messages.at(-1).content;
+  const hold = /held (\w+)/.exec(asked);
+  if (hold) return heldReply(hold[1]);
   const text = hostileReplies.find(([pattern]) => pattern.test(asked))?.[1]() ?? 'A plain answer [1].';
   const pieces = text.match(/[\s\S]{1,1500}/g) ?? [''];
   const frames = pieces.map(content => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`);
@@ -324,7 +346,11 @@ async function testSupport(ctx) {
   else if (ctx.path === '/test-support/built-requests')
     ctx.body = JSON.stringify(builtRequests.get(ctx.query.site) ?? []);
   else if (ctx.path === '/test-support/feedback-calls') ctx.body = JSON.stringify(feedbackCalls);
-  else if (ctx.path === '/test-support/reset') {
+  else if (ctx.path === '/test-support/release') {
+    held.get(ctx.query.id)?.();
+    held.delete(ctx.query.id);
+    ctx.body = '{}';
+  } else if (ctx.path === '/test-support/reset') {
     continues.length = 0;
     feedbackCalls.length = 0;
     emulator.faults.reset();

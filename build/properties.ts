@@ -1,7 +1,7 @@
 /**
  * Shortens the element's private custom properties (`--_accent`, `--_launcher-size`) to a letter or two each
  * (`--_a`): they are read in every rule of the stylesheets, and their names are for whoever reads the source. Only
- * the private ones, which the `:host` rules of the launcher's and the element's sheets define, change: the public
+ * the private ones, which the `:host` rules of the launcher's, the element's and the highlighter's sheets define, change: the public
  * `--persona-chat-*` ones are the API. Every file of the element gets the same names, so the launcher and the chunks
  * loaded later agree. Only the names change, so the source map sends everything else to where it was.
  */
@@ -38,7 +38,7 @@ export function shorten(code: string, names: Map<string, string>): MagicString {
 }
 
 export function shortenProperties(
-  definitions = ['src/element/launcher.styles.ts', 'src/element/persona-chat.styles.ts'],
+  definitions = ['src/element/launcher.styles.ts', 'src/element/persona-chat.styles.ts', 'src/element/highlight.ts'],
 ): Plugin {
   let names = new Map<string, string>();
   return {

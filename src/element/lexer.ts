@@ -6,7 +6,8 @@
  *   deeper are text. Each level of nesting reads the lines it holds once, so lexing costs the text's length times at
  *   most `maxDepth`.
  * - Inline text is read once from left to right, and what a link holds once more when it closes (links nest at most
- *   `maxDepth` deep too). A code span finds its closing backtick run from an index of the runs; emphasis pairs its
+ *   `maxDepth` deep too). A code span finds its closing backtick run from an index of the runs, and TeX its closing
+ *   `$` or `$$` from the same index; emphasis pairs its
  *   delimiter runs on a stack, and a closer that found no opener of its kind never looks below that point again
  *   (CommonMark's algorithm); a link's destination and title are read over a bounded number of characters, an HTML
  *   tag no further than the next `<` or `>`, and a bare URL no further than the next space or `<`.
@@ -155,6 +156,11 @@ const tag = /<\/?[a-z][\w-]*(?:\s[^<>]*)?>/iy;
 const tagLine = new RegExp(`^ {0,3}${tag.source}[ \\t]*$`, 'i');
 const autolink = /<([a-z][\w+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>/iy;
 const punctuation = /[\p{P}\p{S}]/u;
+/**
+ * The runs that can close a code span or TeX: backticks; `$$`; a `$` after anything but a space or a backslash and
+ * before anything but a digit, so that "$5 and $10" is text.
+ */
+const closers = /`+|\$\$|(?<=[^\s\\])\$(?!\d)/g;
 const asciiPunctuation = /[!-/:-@[-`{-~]/;
 
 /** The opening line of fenced code, if `line` is one: the info string of a backtick fence has no backtick. */
@@ -453,9 +459,9 @@ const text = (text: string): Text => ({ type: 'text', text });
 function inline(src: string, defs: Map<string, string>): Inline[] {
   const items: Item[] = [];
   const brackets: Bracket[] = [];
-  /** Where the backtick runs of each length are, and how many of them are behind, by length: indexed at the first. */
-  let runs: number[][] | undefined;
-  const passed: number[] = [];
+  /** Where the runs that can close a code span or TeX are, and how many are behind, by run: indexed at the first. */
+  let runs: Record<string, number[]> | undefined;
+  const passed: Record<string, number> = {};
   const mail = src.includes('@');
   let comment = 0;
   let from = 0;
@@ -480,29 +486,29 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       if (next === '\n') add({ type: 'br' }, i + 2);
       else if (asciiPunctuation.test(next)) add({ type: 'escape', text: next }, i + 2);
       else i++;
-    } else if (c === '`') {
+    } else if (c === '`' || c === '$') {
+      // A code span, or TeX (`$…$` or `$$…$$`), code as written, none of it markdown: one `$` opens before anything
+      // but a space.
       let end = i;
-      while (src[end] === '`') end++;
-      const length = end - i;
+      while (src[end] === c) end++;
+      const run = src.slice(i, end);
       if (!runs) {
-        runs = [];
-        for (const { 0: run, index } of src.matchAll(/`+/g)) {
-          (runs[run.length] ??= []).push(index);
-        }
+        runs = {};
+        for (const { 0: closer, index } of src.matchAll(closers)) (runs[closer] ??= []).push(index);
       }
       // A run after an escaped backtick is part of a longer one in the index, and may have no length of its own there.
-      const positions = runs[length] ?? [];
-      let k = passed[length] ?? 0;
+      const positions = runs[run] ?? [];
+      let k = passed[run] ?? 0;
       while (k < positions.length && positions[k]! <= i) k++;
-      passed[length] = k;
+      passed[run] = k;
       const close = positions[k];
-      if (close === undefined) {
+      if (close === undefined || (run === '$' && isSpace(src[end]))) {
         i = end;
         continue;
       }
       let code = src.slice(end, close).replace(/\n/g, ' ');
       if (code[0] === ' ' && code.at(-1) === ' ' && code.trim()) code = code.slice(1, -1);
-      add({ type: 'codespan', text: code }, close + length);
+      add({ type: 'codespan', text: c === '$' ? src.slice(i, close + end - i) : code }, close + end - i);
     } else if ('*_~'.includes(c)) {
       let end = i;
       while (src[end] === c) end++;

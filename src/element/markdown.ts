@@ -7,7 +7,8 @@
  * While a reply streams, only its unsettled tail is lexed again: a block settles once it ends a line and two more
  * blocks follow it, and a settled block is never rendered again. (Requiring a blank line after it, as streamdown
  * does, would stop settling for good at the first list that follows a paragraph directly, which replies do all
- * the time; the prefix fuzz test checks that the looser rule renders every prefix exactly as a full render.)
+ * the time; the prefix fuzz test checks that the looser rule renders every prefix exactly as a full render of it,
+ * closed as below.)
  *
  * The model's output can be hostile, so rendering it never throws and its cost is bounded:
  * - Nesting: block quotes and lists nest at most `maxDepth` (16) deep, and so do emphasis, strikethrough and links
@@ -22,6 +23,7 @@
 import { guard } from 'lit/directives/guard.js';
 import { delimiterRow, fence as fenceLine, maxDepth, opensFence } from './lexer.js';
 import type { Block } from './lexer.js';
+import type { close } from './close.js';
 import { Footnotes, citationIndexOf, citationMarker, lex, topBlock } from './render.js';
 import type { Part, RenderContext } from './render.js';
 
@@ -29,6 +31,20 @@ export { maxDepth };
 
 /** While streaming, hides a citation marker still being typed at the very end (`[`, `[1`, `[doc`). */
 export const heal = (text: string) => text.replace(/\[(?:d(?:o(?:c\d{0,3})?)?|\d{1,3})?$/, '');
+
+/** `close()`, once its chunk has come (see `loadCloser()`). */
+let closer: typeof close | undefined;
+
+/**
+ * Loads `close()`, which a streaming reply needs and a restored one does not: asked for when a message is sent, it
+ * has come long before the first words of the reply. Until it has, what is open shows as written.
+ */
+export const loadCloser = () =>
+  closer ||
+  import('./close.js').then(
+    m => (closer = m.close),
+    () => {},
+  );
 
 const hasReferenceDefinition = /^ {0,3}\[[^\]\n]+\]:/m;
 
@@ -173,7 +189,8 @@ export class MarkdownView {
   footnotes = new Footnotes();
 
   /**
-   * The templates of the text. `final` renders the text as it stands, without healing and with every block.
+   * The templates of the text. `final` renders the text as it stands, without healing or closing (see `heal()` and
+   * `close()`), and with every block.
    * `piece`: how much more of the text to render at most, in characters, and at least one chunk; when that leaves
    * some, the templates are those of the text rendered so far, `more` is true, and the next render of the same text
    * renders the next piece. A long reply drawn at once is drawn this way, a piece per task, each of bounded cost.
@@ -200,7 +217,10 @@ export class MarkdownView {
     const whole = final && this.#settledLength > chunk.start && hasReferenceDefinition.test(text.slice(chunk.start));
     const from = whole ? chunk.start : this.#settledLength;
     const reopen = this.#reopen(from);
-    const tokens = lex(reopen + (final ? text.slice(from) : heal(text.slice(from))));
+    const source = reopen + (final ? text.slice(from) : heal(text.slice(from)));
+    let tokens = lex(source);
+    const closed = final || !closer ? source : closer(source, tokens);
+    if (closed !== source) tokens = lex(closed);
     const remaining = final ? tokens : tokens.slice(this.#settle(tokens, reopen.length));
     const ctx: RenderContext = {
       ...this.#labels,

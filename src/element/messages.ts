@@ -5,7 +5,7 @@
  */
 import { html, nothing, render } from 'lit';
 import type { Citation } from '../protocol.js';
-import { MarkdownView } from './markdown.js';
+import { MarkdownView, loadCloser } from './markdown.js';
 import { defaultHeadingLevel, heading } from './render.js';
 import { TurnStatus } from './state.js';
 import type { Feedback, HistoryItem, Turn } from './state.js';
@@ -46,7 +46,7 @@ interface Drawn {
 }
 
 /** What draws the messages: the element, which is asked to update when a reply drawn in pieces grows. */
-type Owner = { requestUpdate?(): void };
+type Owner = { requestUpdate?(): void; renderRoot?: unknown };
 
 /**
  * Each element's replies: a markdown view while one is written (and once it is, in this page), else the reply as
@@ -68,6 +68,13 @@ function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderCon
       codeLabel: strings.code,
       sourceLabel: strings.source,
       headingLevel,
+      // Code is drawn highlighted once the highlighter has come: its styles join the element's, and every reply is
+      // drawn again.
+      highlighted(chunk) {
+        chunk.adopt(owner.renderRoot);
+        forgetViews(owner);
+        owner.requestUpdate?.();
+      },
     });
     map.set(key, view);
   }
@@ -403,6 +410,7 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
       return nothing;
     case TurnStatus.accepting:
     case TurnStatus.streaming: {
+      loadCloser();
       // Said in a reply whose connection is being made again, or waits for the browser to be online, in place of an
       // error; one status, whose words change with the connection.
       const waiting = context.offline || turn.reconnecting;

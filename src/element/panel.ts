@@ -12,7 +12,7 @@ import { chatIconPath } from './launcher.styles.js';
 import { copy, copyCode, replyMarkdown } from './clipboard.js';
 import { icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
-import { heading } from './render.js';
+import { heading, highlight } from './render.js';
 import { activeTurn, timeline } from './state.js';
 import type { ChatState, HistoryItem, Turn } from './state.js';
 import type { Citation } from '../protocol.js';
@@ -240,7 +240,8 @@ function renderContent(host: PanelHost, view: PanelView) {
  */
 function renderEntries(owner: PanelHost, { state, retryable, context }: PanelView) {
   const { strings, speaker, locale, headingLevel, commenting, thanked, offline } = context;
-  const around = [strings, speaker, locale, headingLevel, offline];
+  // Code is drawn highlighted once the highlighter has come.
+  const around = [strings, speaker, locale, headingLevel, offline, highlight];
   const draw = (subject: HistoryItem | Turn, turn: boolean) =>
     guard([subject, subject === retryable, ...around, commenting === subject.id, thanked === subject.id], () =>
       turn

@@ -116,6 +116,12 @@ import type { ConversationSummary } from '../protocol.js';
  * @cssprop [--persona-chat-z-index=2147483000] - Stacking of the launcher and panel.
  * @cssprop [--persona-chat-shadow=0 12px 40px rgb(0 0 0 / 0.18)] - The floating panel's and launcher's shadow.
  * @cssprop [--persona-chat-focus-ring-color=var(--persona-chat-accent-color)] - Focus rings.
+ * @cssprop [--persona-chat-code-keyword-color=#b3262e] - Keywords and tag names in highlighted code.
+ * @cssprop [--persona-chat-code-string-color=#0a3069] - Strings in highlighted code.
+ * @cssprop [--persona-chat-code-comment-color=#57606a] - Comments in highlighted code.
+ * @cssprop [--persona-chat-code-number-color=#0550ae] - Numbers, variables and entities in highlighted code.
+ * @cssprop [--persona-chat-code-function-color=#6639ba] - Function names, keys and attribute names in highlighted
+ *   code.
  */
 export class PersonaChat extends LitElement {
   static override styles = styles;

@@ -10,6 +10,9 @@ import type { TemplateResult } from 'lit';
 import { lex as lexTokens } from './lexer.js';
 import type { Block, Inline, ListItem } from './lexer.js';
 import { decodeEntities, safeUrl } from './sanitize.js';
+import type * as Highlighter from './highlight.js';
+
+type Highlighter = typeof Highlighter;
 
 export type Part = TemplateResult | string | typeof nothing | Part[];
 
@@ -43,6 +46,10 @@ export class Footnotes {
  */
 export const defaultHeadingLevel = 3;
 
+/** Code drawn highlighted, once the highlighter's chunk has come (see `block()`): what is drawn depends on it. */
+export let highlight: ((text: string, language: string) => unknown) | undefined;
+let highlighter: Promise<Highlighter | void> | undefined;
+
 export interface RenderContext {
   footnotes: Footnotes;
   /** The level of `#` headings (`##` one below, and so on); `defaultHeadingLevel` unless given. */
@@ -58,6 +65,11 @@ export interface RenderContext {
    * at nothing. Unknown (while a reply streams before its sources came), every marker is a footnote.
    */
   citationCount?: number;
+  /**
+   * Told when the highlighter's chunk has come, with it, after a code block was drawn without it: it adds its
+   * styles and draws the code again.
+   */
+  highlighted?: (chunk: Highlighter) => void;
 }
 
 /** A text node with its citation markers turned into footnote links. */
@@ -158,13 +170,21 @@ function block(token: Block, ctx: RenderContext): Part {
       // The copy button has a bar of its own above the code, so it never covers any; its status tells screen
       // readers when it copied (see `copyCode()`). The code may scroll sideways, so it takes the focus, to be
       // scrolled by keyboard too, and has a name.
+      // Code with a language is drawn highlighted by a chunk of its own, loaded when some first is (or plain, if it
+      // cannot load). A reply without any never loads it.
       const lang = /^[\w+#.-]{0,20}/.exec(token.lang ?? '')![0];
+      if (lang && !highlight) {
+        (highlighter ??= import('./highlight.js').then(
+          chunk => ((highlight = (text, language) => chunk.highlight(html, text, language)), chunk),
+          () => {},
+        )).then(chunk => chunk && ctx.highlighted?.(chunk));
+      }
       return html`<div class="code" part="code-block">
         <div class="code-bar">
           <button type="button" class="copy" part="copy-button" data-copy>${ctx.copyLabel}</button>
           <span class="sr-only" role="status"></span>
         </div>
-        <pre tabindex="0" aria-label=${ctx.codeLabel(lang)}><code data-lang=${lang || nothing}>${token.text}</code></pre>
+        <pre tabindex="0" aria-label=${ctx.codeLabel(lang)}><code data-lang=${lang || nothing}>${lang && highlight ? highlight(token.text, lang) : token.text}</code></pre>
       </div>`;
     }
     case 'blockquote':

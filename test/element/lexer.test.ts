@@ -384,6 +384,44 @@ function countOf(tokens: (Block | Inline)[]): number {
   return n;
 }
 
+describe('TeX in the markdown lexer', () => {
+  /** The inline tokens of a one-paragraph text. */
+  const inline = (text: string) => (lex(text)[0] as { tokens: Inline[] }).tokens;
+
+  it('reads `$…$` and `$$…$$` as code, as written, without reading escapes or emphasis in it', () => {
+    expect(inline('so $\\frac{a_1}{b_2}\\,c$ and $$x * y \\; z^*$$.')).to.deep.equal([
+      { type: 'text', text: 'so ' },
+      { type: 'codespan', text: '$\\frac{a_1}{b_2}\\,c$' },
+      { type: 'text', text: ' and ' },
+      { type: 'codespan', text: '$$x * y \\; z^*$$' },
+      { type: 'text', text: '.' },
+    ]);
+  });
+
+  it('reads display TeX over lines as written', () => {
+    expect(inline('$$\n\\int_0^1 x\\,dx\n$$')).to.deep.equal([{ type: 'codespan', text: '$$\n\\int_0^1 x\\,dx\n$$' }]);
+  });
+
+  for (const text of [
+    'It costs $5 and $10 with **tax**.',
+    'From $5-$10, or US$5/US$10.',
+    'A $ sign and another $.',
+    'Open $a but never closed, and $b $ neither.',
+    'An escaped \\$x$ is no TeX.',
+  ]) {
+    it(`reads ${JSON.stringify(text)} as marked does, with no TeX`, () => {
+      expect(ours(text)).to.deep.equal(marked(text));
+    });
+  }
+
+  it('finds the ends of many openers in time linear in the text, and drops no text', () => {
+    const text = '$a $'.repeat(20_000) + '$$'.repeat(10_001);
+    const tokens = inline(text);
+    const shown = tokens.map(t => ('text' in t ? t.text : '')).join('');
+    expect(shown).to.equal(text);
+  });
+});
+
 describe('the markdown lexer on hostile text', () => {
   const inputs = { ...hostileInputs, ...lexerInputs };
 

@@ -47,3 +47,8 @@ export const tricky = [
     '[click](JAVASCRIPT:alert(1)) [c2](&#106;avascript:alert(1)) [c3](java\tscript:alert(1)) [c4](data:text/html,<script>x</script>) ' +
     '<details open ontoggle="window.__xss=1">x</details> <a href="javascript:alert(1)">raw</a>',
 ];
+
+/** Documents whose prefixes leave things open for a while: emphasis, code spans, links, images and fences. */
+export const unfinished = [
+  'Shipping is **free over $50**, and *returns* take ~~30~~ 14 days.\n\nRun `npm install`, then see [the guide](https://example.com/guide "Guide") or ![a chart](https://example.com/c.png).\n\n- **one** and [two [1]](https://example.com/2)\n- three `x` [1]\n\n```js\nconst a = **b**;\n```\n\n> quoted _em_ and __strong__\n',
+];

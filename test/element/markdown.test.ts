@@ -1,22 +1,84 @@
 // The incremental markdown view: what a reply shows while it streams and once it ends, its blocks settled and cut
 // in chunks, nesting bounded on hostile text; and the Sources and pieces of a reply as the messages draw them.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, waitUntil } from '@open-wc/testing';
 import { render } from 'lit';
 import { Lexer } from 'marked';
 import type { Token, Tokens } from 'marked';
-import { MarkdownView, heal, maxDepth, renderMarkdown } from '../../src/element/markdown.js';
+import { close } from '../../src/element/close.js';
+import { lex } from '../../src/element/render.js';
+import { MarkdownView, heal, loadCloser, maxDepth, renderMarkdown } from '../../src/element/markdown.js';
 import { forgetViews, renderHistoryItem, renderTurn } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';
 import type { HistoryItem, Turn, TurnStatus } from '../../src/element/state.js';
 import { resolveStrings } from '../../src/element/strings.js';
 import { hostileInputs, pieces } from '../bench/hostile.js';
 import { makeList, makeTable } from '../bench/reply.js';
-import { dom, labels, markup, styled, tricky } from './markdown-support.js';
+import type { PersonaChat } from '../../src/element/persona-chat.js';
+import { Harness, resetAll } from './harness.js';
+import { dom, labels, markup, styled, tricky, unfinished } from './markdown-support.js';
 
 /** A text cut in pieces of 1 to 300 characters, the same way every time. */
 const randomPieces = (text: string, seed: number) => pieces(text, seed, 1, 300);
 
+// First in the file: no code has been drawn in this page before it, so the highlighter has not been loaded.
+describe('<persona-chat> drawing replies', () => {
+  /** The element on the hostile stack, whose stand-in model a test's message steers (one about shipping). */
+  const open = async (style = '') =>
+    new Harness(
+      await fixture<PersonaChat>(
+        html`<persona-chat endpoint="/hostile-chat" mode="inline" storage="none" style=${style}></persona-chat>`,
+      ),
+    );
+  /** Whether the page asked for the highlighter's code. */
+  const highlighterRequested = () =>
+    performance.getEntriesByType('resource').some(entry => /\/highlight\b/.test(entry.name));
+
+  beforeEach(resetAll);
+
+  it('never loads the highlighter for a reply without code', async () => {
+    const h = await open();
+    void h.el.send('How long does shipping take?').catch(() => {});
+    await h.settled();
+    expect(h.lastReply()!.textContent).to.contain('A plain answer');
+    expect(highlighterRequested()).to.equal(false);
+  });
+
+  it('shows open emphasis closed while a reply streams, and the final text as it is drawn at once', async () => {
+    const h = await open();
+    const id = Math.random().toString(36).slice(2);
+    void h.el.send(`How long does shipping take? held ${id}`).catch(() => {});
+    await waitUntil(() => h.lastReply()?.querySelector('.markdown strong'), 'the open emphasis drawn closed');
+    const reply = h.lastReply()!;
+    expect(h.el.getAttribute('turn-status')).to.equal('streaming');
+    expect(reply.querySelector('strong')!.textContent).to.equal('free');
+    expect(reply.textContent).not.to.contain('*');
+    await fetch(`/test-support/release?id=${id}`, { method: 'POST' });
+    await h.settled();
+    const text = 'Shipping is **free over $50** and returns take `30 days`.';
+    expect(markup(h.lastReply()!.querySelector('.markdown')!)).to.equal(dom(renderMarkdown(text, labels).parts));
+  });
+
+  it('highlights code with a language once the highlighter has come, in the colours the page sets', async () => {
+    const h = await open('--persona-chat-code-keyword-color: rgb(1, 2, 3)');
+    void h.el.send('How long does shipping take, in javascript?').catch(() => {});
+    await h.settled();
+    await waitUntil(() => h.lastReply()!.querySelector('pre .keyword'), 'a highlighted keyword');
+    const keyword = h.lastReply()!.querySelector('pre .keyword')!;
+    expect(highlighterRequested()).to.equal(true);
+    expect(keyword.textContent).to.equal('const');
+    expect(getComputedStyle(keyword).color).to.equal('rgb(1, 2, 3)');
+    const comment = h.lastReply()!.querySelector('pre .comment')!;
+    expect(getComputedStyle(comment).color).not.to.equal(getComputedStyle(comment.parentElement!).color);
+    // What the copy button copies: the code as written.
+    expect(h.lastReply()!.querySelector('pre code')!.textContent).to.equal('const size = 2; // people');
+    expect(h.lastReply()!.querySelector('[part="copy-button"]')).to.not.equal(null);
+  });
+});
+
 describe('markdown', () => {
+  // A streaming reply closes what it leaves open once `close()` has come, which a sent message asks for.
+  before(() => loadCloser());
+
   it('leaves a marker with no source as plain text once the sources are known, and draws again when they come', () => {
     const text = 'Shipping takes 3 days [1]. Returns are free [2].\n\nMore [1].\n\nAnd more.\n\nEnd.\n';
     const view = new MarkdownView(labels);
@@ -34,20 +96,31 @@ describe('markdown', () => {
     expect(host.textContent).to.contain('Shipping takes 3 days [1].');
   });
 
-  it('renders every prefix of tricky documents exactly as a full render of that prefix', () => {
+  it('renders every prefix of tricky documents exactly as a full render of that prefix, healed and closed', () => {
     let comparisons = 0;
-    for (const doc of tricky) {
+    for (const doc of [...tricky, ...unfinished]) {
       const view = new MarkdownView(labels);
       for (let end = 1; end <= doc.length; end++) {
         const prefix = doc.slice(0, end);
         const streamed = dom(view.render(prefix, false));
-        const whole = dom(renderMarkdown(heal(prefix), labels).parts);
+        const healed = heal(prefix);
+        const whole = dom(renderMarkdown(close(healed, lex(healed)), labels).parts);
         if (streamed !== whole) expect(streamed, `prefix ${JSON.stringify(prefix)}`).to.equal(whole);
         comparisons++;
       }
       expect(dom(view.render(doc, true))).to.equal(dom(renderMarkdown(doc, labels).parts));
     }
     expect(comparisons).to.be.greaterThan(800);
+  });
+
+  it('shows what the end of a streamed text leaves open closed, and the final text as written', () => {
+    const view = new MarkdownView(labels);
+    expect(dom(view.render('Shipping is **free', false))).to.equal('<p>Shipping is <strong>free</strong></p>');
+    expect(dom(view.render('Shipping is **free', true))).to.equal('<p>Shipping is **free</p>');
+    expect(dom(view.render('See [the guide](https://exa', false))).to.equal('<p>See the guide</p>');
+    expect(dom(view.render('See [the guide](https://example.com)', false))).to.match(
+      /^<p>See <a [^>]*href="https:\/\/example.com\/"[^>]*>the guide<\/a><\/p>$/,
+    );
   });
 
   it('hides a citation marker being typed only while streaming', () => {
