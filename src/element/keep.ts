@@ -2,30 +2,25 @@
  * @module
  * The conversation as a markdown file: what `exportTranscript()` returns and the header's download button saves.
  * A chunk of its own, loaded when first used; it imports nothing the chat has (the chat must stand alone), so what
- * it needs of the chat comes in `Kept`.
+ * it needs of the chat comes as arguments.
  */
 import type { Citation } from '../protocol.js';
 import type { Entry } from './state.js';
 import type { Strings } from './strings.js';
 
-/** What the transcript is made of, besides the conversation's entries, oldest first. */
-export interface Kept {
-  /** When the message of a key was first sent from this page (epoch ms), if it was. */
-  sentAt(key: string): number | undefined;
-  /** Who writes the replies. */
-  speaker: string;
-  strings: Strings;
-  /** The locale times are written in. */
-  locale: string;
-  /** A reply as markdown, with its sources. */
-  reply(text: string, citations: Citation[]): string;
-}
-
 /**
- * The conversation as markdown: its title, then each message as shown, oldest first, after who wrote it and when
- * (where that is known), each reply with its sources, and how a reply ended if it did not end well.
+ * The conversation's `entries` (oldest first) as markdown: its title, then each message after who wrote it (`t.you`,
+ * or `speaker`) and when, where that is known (the service's time, else `sentAt` of its key: when this page first
+ * sent it), in `locale`; each reply as `reply` writes it, with its sources, and how it ended if it did not end well.
  */
-export function transcript(entries: Entry[], { sentAt, speaker, strings: t, locale, reply }: Kept): string {
+export function transcript(
+  entries: Entry[],
+  sentAt: (key: string) => number | undefined,
+  speaker: string,
+  t: Strings,
+  locale: string,
+  reply: (text: string, citations: Citation[]) => string,
+): string {
   const when = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' });
   const blocks = [`# ${t.heading}`];
   const say = (who: string, at: string | number | null | undefined, text: string) =>

@@ -431,13 +431,14 @@ export class PersonaChat extends LitElement {
   async exportTranscript(): Promise<string> {
     const { transcript } = await import('./keep.js');
     const t = this.#text;
-    return transcript(timeline(this.#chat.state), {
-      sentAt: this.#chat.sentAt,
-      speaker: this.heading || t.assistant,
-      strings: t,
-      locale: this.#localize.locale,
-      reply: (text, citations) => replyMarkdown(text, citations, t),
-    });
+    return transcript(
+      timeline(this.#chat.state),
+      this.#chat.sentAt,
+      this.heading || t.assistant,
+      t,
+      this.#localize.locale,
+      (text, citations) => replyMarkdown(text, citations, t),
+    );
   }
 
   /** Leaves what the panel shows of the conversation: a comment not sent, the replies drawn, an error, a notice. */

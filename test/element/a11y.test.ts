@@ -1,9 +1,10 @@
 // The accessibility sweep: axe-core (WCAG 2.0-2.2 A and AA, and best practice; open shadow roots included) over
-// every state a visitor meets, in a host page with its own landmarks, light and dark, with the default palette and
+// every state a visitor meets, in a host page as sites are made (a banner with the site's name and navigation, main
+// content with its heading, a footer with links of its own), light and dark, with the default palette and
 // with a site that sets only its accent colour. Replies come from the real backend and emulator; the one with a
 // code block, a table and a task list from the stand-in model of the hostile stack.
 import { expect, fixture, html, waitUntil } from '@open-wc/testing';
-import { emulateMedia, sendKeys, setViewport } from '@web/test-runner-commands';
+import { emulateMedia, executeServerCommand, sendKeys, setViewport } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, faults, juniper, oneEvent, resetAll } from './harness.js';
 
@@ -51,13 +52,25 @@ async function host(element: ReturnType<typeof html>, palette: Palette, beside =
   const page = await fixture<HTMLElement>(html`<div
     style=${palette === 'accent only' ? '--persona-chat-accent-color: #0e7490' : ''}
   >
-    <header><p>Trailhead Outfitters</p></header>
+    <header>
+      <p><a href="#">Trailhead Outfitters</a></p>
+      <nav aria-label="Main">
+        <ul style="display: flex; gap: 8px; margin: 0; padding: 0; list-style: none">
+          <li><a href="#" style="display: block; padding: 8px">Tents</a></li>
+          <li><a href="#" style="display: block; padding: 8px">Rentals</a></li>
+          <li><a href="#" style="display: block; padding: 8px" aria-current="page">Help</a></li>
+        </ul>
+      </nav>
+    </header>
     <main>
       <h1>Help centre</h1>
       <p>Questions about an order? Ask below.</p>
       ${beside ? '' : element}
     </main>
-    <footer><p>© Trailhead Outfitters</p></footer>
+    <footer>
+      <nav aria-label="Footer"><a href="#">Shipping</a> · <a href="#">Returns</a> · <a href="#">Privacy</a></nav>
+      <p>© Trailhead Outfitters</p>
+    </footer>
     ${beside ? element : ''}
   </div>`);
   return { page, h: new Harness(page.querySelector('persona-chat') as PersonaChat) };
@@ -92,6 +105,9 @@ async function ask(h: Harness, text: string) {
   void h.el.send(text).catch(() => {});
   return replied;
 }
+
+/** A dropped network being played, which the next test waits out. */
+let dropped: Promise<unknown> | undefined;
 
 /** The states a visitor meets, each reached for real. */
 const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
@@ -163,6 +179,19 @@ const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
       void h.el.send('Where is my order?').catch(() => {});
       await waitUntil(() => h.root.querySelector('.item[data-status="failed"] [part="error"]'), 'the error');
       await h.el.updateComplete;
+      return page;
+    },
+  ],
+  [
+    'the network lost mid-reply, the reply saying so',
+    async palette => {
+      const { page, h } = await host(inline(), palette);
+      await faults({ chunkDelayMs: 150 });
+      void h.el.send('How long does shipping take?').catch(() => {});
+      await h.writing();
+      // Offline (Chromium), or the streams cut and every request failing (elsewhere), for long enough to look.
+      dropped = executeServerCommand('offline', { ms: 8000 });
+      await waitUntil(() => h.lastReply()?.querySelector('.reconnecting'), 'the status', { timeout: 8000 });
       return page;
     },
   ],
@@ -242,6 +271,8 @@ describe('accessibility sweep (axe)', function () {
   this.timeout(60_000);
   beforeEach(resetAll);
   afterEach(async () => {
+    await dropped;
+    dropped = undefined;
     await faults({ chunkDelayMs: 0, status: null });
     await setViewport({ width: 800, height: 600 }).catch(() => {});
     await emulateMedia({ colorScheme: 'light' }).catch(() => {});

@@ -9,13 +9,7 @@ import { en, resolveStrings } from '../../src/element/strings.js';
 
 const apply = (...events: ChatEvent[]) => events.reduce(applyEvent, initialState);
 const t = resolveStrings({ heading: 'Juniper' });
-const kept = (sentAt: (key: string) => number | undefined) => ({
-  sentAt,
-  speaker: 'Juniper',
-  strings: t,
-  locale: 'en',
-  reply: (text: string, citations: Citation[]) => replyMarkdown(text, citations, t),
-});
+const reply = (text: string, citations: Citation[]) => replyMarkdown(text, citations, t);
 const when = (iso: string) =>
   new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
 
@@ -58,10 +52,7 @@ describe('transcript', () => {
       { type: 'failed', id: 'b', code: 'upstream_error', retryable: true },
     );
     const sent = Date.parse('2026-11-28T09:01:00Z');
-    const text = transcript(
-      timeline(state),
-      kept(key => (key === 'k-a' ? sent : undefined)),
-    );
+    const text = transcript(timeline(state), key => (key === 'k-a' ? sent : undefined), 'Juniper', t, 'en', reply);
     expect(text).to.equal(
       [
         '# Juniper',
@@ -82,11 +73,6 @@ describe('transcript', () => {
   });
 
   it('is the title alone for an empty conversation', () => {
-    expect(
-      transcript(
-        timeline(initialState),
-        kept(() => undefined),
-      ),
-    ).to.equal('# Juniper\n');
+    expect(transcript(timeline(initialState), () => undefined, 'Juniper', t, 'en', reply)).to.equal('# Juniper\n');
   });
 });
