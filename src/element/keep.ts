@@ -21,7 +21,14 @@ export function transcript(
   locale: string,
   reply: (text: string, citations: Citation[]) => string,
 ): string {
-  const when = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' });
+  const style = { dateStyle: 'medium', timeStyle: 'short' } as const;
+  let when: Intl.DateTimeFormat;
+  try {
+    when = new Intl.DateTimeFormat(locale, style);
+  } catch {
+    // Not a language tag (a browser's "C"): the browser's own way.
+    when = new Intl.DateTimeFormat(undefined, style);
+  }
   const blocks = [`# ${t.heading}`];
   const say = (who: string, at: string | number | null | undefined, text: string) =>
     blocks.push(`**${who}**${at ? ` (${when.format(new Date(at))})` : ''}`, text);

@@ -166,6 +166,8 @@ describe('<persona-chat>', () => {
     const h = await chat(html`<persona-chat endpoint="/hostile-chat" mode="inline" storage="none"></persona-chat>`);
     await h.el.send('tent returns as code');
     await h.settled();
+    // The highlighter's chunk, loaded by this first code, draws the reply again when it comes.
+    await waitUntil(() => h.lastReply()!.querySelector('[part="code-block"] code span'), 'the code highlighted');
     const block = h.lastReply()!.querySelector('[part="code-block"]')!;
     const button = block.querySelector<HTMLButtonElement>('[part="copy-button"]')!;
     const status = block.querySelector('[role="status"]');
