@@ -1,8 +1,8 @@
 /**
  * @module
- * The conversation as a markdown file: what `exportTranscript()` returns and the header's download button saves.
- * A chunk of its own, loaded when first used; it imports nothing the chat has (the chat must stand alone), so what
- * it needs of the chat comes as arguments.
+ * A reply as markdown, as its copy button copies it, and the conversation as a markdown file: what
+ * `exportTranscript()` returns and the header's download button saves. A chunk of its own, loaded when first used;
+ * it imports nothing the chat has (the chat must stand alone), so what it needs of the chat comes as arguments.
  */
 import type { Citation } from '../protocol.js';
 import type { Entry } from './state.js';
@@ -11,7 +11,7 @@ import type { Strings } from './strings.js';
 /**
  * The conversation's `entries` (oldest first) as markdown: its title, then each message after who wrote it (`t.you`,
  * or `speaker`) and when, where that is known (the service's time, else `sentAt` of its key: when this page first
- * sent it), in `locale`; each reply as `reply` writes it, with its sources, and how it ended if it did not end well.
+ * sent it), in `locale`; each reply with its sources, and how it ended if it did not end well.
  */
 export function transcript(
   entries: Entry[],
@@ -19,8 +19,8 @@ export function transcript(
   speaker: string,
   t: Strings,
   locale: string,
-  reply: (text: string, citations: Citation[]) => string,
 ): string {
+  const reply = (text: string, citations: Citation[]) => replyMarkdown(text, citations, t);
   const style = { dateStyle: 'medium', timeStyle: 'short' } as const;
   let when: Intl.DateTimeFormat;
   try {
@@ -64,4 +64,17 @@ export function save(text: string) {
   link.download = `conversation-${new Date().toISOString().slice(0, 10)}.md`;
   link.click();
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+/**
+ * A reply as markdown: its text, then its sources under `t.sources`, numbered as its markers number them (`[2]` is
+ * the second), each named as the Sources list names it, and a link where it has a web address.
+ */
+export function replyMarkdown(text: string, citations: Citation[], t: Pick<Strings, 'sources' | 'source'>): string {
+  const list = citations.map((c, i) => {
+    const url = c.sourceUrl?.match(/^https?:\/\//i) && c.sourceUrl;
+    const name = c.sourceName || c.documentId || c.sourceUrl || t.source(i + 1);
+    return `${i + 1}. ${url ? `[${name.replace(/[[\]]/g, '\\$&')}](<${url}>)` : name}`;
+  });
+  return list.length ? `${text}\n\n${t.sources}:\n\n${list.join('\n')}` : text;
 }

@@ -9,7 +9,7 @@ import { html, nothing } from 'lit';
 import { guard } from 'lit/directives/guard.js';
 import { messageMaxLength } from '../protocol.js';
 import { chatIconPath } from './launcher.styles.js';
-import { copy, copyCode, replyMarkdown } from './clipboard.js';
+import { copy, copyCode } from './clipboard.js';
 import { icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { heading, highlight } from './render.js';
@@ -295,8 +295,10 @@ export function clickInMessages(
     // A clipboard that refuses (a page without the permission) leaves the button as it was.
     copyCode(code, t.copied).catch(() => {});
   } else if (reply && subject) {
+    // The reply's markdown is written by a chunk loaded by the first copy.
     const text = 'reply' in subject ? subject.reply : subject.text;
-    copy(reply, replyMarkdown(text, subject.citations, t), t.copied).then(
+    const markdown = import('./keep.js').then(keep => keep.replyMarkdown(text, subject.citations, t));
+    copy(reply, markdown, t.copied).then(
       () => say(t.copied),
       () => {},
     );

@@ -33,7 +33,6 @@ import { forgetViews } from './messages.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
 import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
-import { replyMarkdown } from './clipboard.js';
 import type { StorageKind } from './storage.js';
 import { errorText } from './strings.js';
 import type { Strings } from './strings.js';
@@ -437,7 +436,6 @@ export class PersonaChat extends LitElement {
       this.heading || t.assistant,
       t,
       this.#localize.locale,
-      (text, citations) => replyMarkdown(text, citations, t),
     );
   }
 

@@ -1,10 +1,9 @@
 // The copy buttons of a reply: what a code block's copies, and what it and the block's status say after; what an icon
-// button says after; a reply as markdown.
+// button says after.
 import { expect, waitUntil } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
-import { copy, copyCode, replyMarkdown } from '../../src/element/clipboard.js';
+import { copy, copyCode } from '../../src/element/clipboard.js';
 import { renderMarkdown } from '../../src/element/markdown.js';
-import { en } from '../../src/element/strings.js';
 import { labels, styled } from './markdown-support.js';
 
 describe('copyCode', () => {
@@ -47,27 +46,5 @@ describe('copyCode', () => {
     expect(button.getAttribute('aria-label')).to.equal('Copied');
     await waitUntil(() => button.getAttribute('aria-label') === 'Copy reply', 'the label comes back');
     button.remove();
-  });
-});
-
-describe('replyMarkdown', () => {
-  it('is the text alone without sources', () => {
-    expect(replyMarkdown('Yes, we **do**.', [], en)).to.equal('Yes, we **do**.');
-  });
-
-  it('lists the sources after the text, numbered as the markers number them, linked where they have a web address', () => {
-    const citations = [
-      { sourceName: 'Tent rentals [2026]', sourceUrl: 'https://example.com/tents (new)' },
-      { documentId: 'policy.pdf' },
-      { sourceName: 'A script', sourceUrl: 'javascript:alert(1)' },
-      {},
-    ];
-    expect(replyMarkdown('We rent tents [1], see the policy [2].', citations, en)).to.equal(
-      'We rent tents [1], see the policy [2].\n\nSources:\n\n' +
-        '1. [Tent rentals \\[2026\\]](<https://example.com/tents (new)>)\n' +
-        '2. policy.pdf\n' +
-        '3. A script\n' +
-        '4. Source 4',
-    );
   });
 });

@@ -1,15 +1,13 @@
-// The conversation as a markdown file: what it says of each message, from a conversation state made by hand.
+// A reply as markdown, and the conversation as a markdown file: what it says of each message, from a conversation
+// state made by hand.
 import { expect } from '@open-wc/testing';
-import { transcript } from '../../src/element/keep.js';
-import { replyMarkdown } from '../../src/element/clipboard.js';
+import { replyMarkdown, transcript } from '../../src/element/keep.js';
 import { applyEvent, initialState, timeline } from '../../src/element/state.js';
-import type { Citation } from '../../src/protocol.js';
 import type { ChatEvent, ChatState } from '../../src/element/state.js';
 import { en, resolveStrings } from '../../src/element/strings.js';
 
 const apply = (...events: ChatEvent[]) => events.reduce(applyEvent, initialState);
 const t = resolveStrings({ heading: 'Juniper' });
-const reply = (text: string, citations: Citation[]) => replyMarkdown(text, citations, t);
 const when = (iso: string) =>
   new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
 
@@ -52,7 +50,7 @@ describe('transcript', () => {
       { type: 'failed', id: 'b', code: 'upstream_error', retryable: true },
     );
     const sent = Date.parse('2026-11-28T09:01:00Z');
-    const text = transcript(timeline(state), key => (key === 'k-a' ? sent : undefined), 'Juniper', t, 'en', reply);
+    const text = transcript(timeline(state), key => (key === 'k-a' ? sent : undefined), 'Juniper', t, 'en');
     expect(text).to.equal(
       [
         '# Juniper',
@@ -73,6 +71,28 @@ describe('transcript', () => {
   });
 
   it('is the title alone for an empty conversation', () => {
-    expect(transcript(timeline(initialState), () => undefined, 'Juniper', t, 'en', reply)).to.equal('# Juniper\n');
+    expect(transcript(timeline(initialState), () => undefined, 'Juniper', t, 'en')).to.equal('# Juniper\n');
+  });
+});
+
+describe('replyMarkdown', () => {
+  it('is the text alone without sources', () => {
+    expect(replyMarkdown('Yes, we **do**.', [], en)).to.equal('Yes, we **do**.');
+  });
+
+  it('lists the sources after the text, numbered as the markers number them, linked where they have a web address', () => {
+    const citations = [
+      { sourceName: 'Tent rentals [2026]', sourceUrl: 'https://example.com/tents (new)' },
+      { documentId: 'policy.pdf' },
+      { sourceName: 'A script', sourceUrl: 'javascript:alert(1)' },
+      {},
+    ];
+    expect(replyMarkdown('We rent tents [1], see the policy [2].', citations, en)).to.equal(
+      'We rent tents [1], see the policy [2].\n\nSources:\n\n' +
+        '1. [Tent rentals \\[2026\\]](<https://example.com/tents (new)>)\n' +
+        '2. policy.pdf\n' +
+        '3. A script\n' +
+        '4. Source 4',
+    );
   });
 });
