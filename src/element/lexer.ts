@@ -430,21 +430,26 @@ export function lex(src: string): Block[] {
   return tokens;
 }
 
-/** A run of `*`, `_` or `~` not yet paired, with what is left of it. */
+/**
+ * A run of `*`, `_` or `~` not yet paired: its character (`d`), what is left of it (`l`), its length (`n`), and
+ * whether it can open (`o`) and close (`c`). Short names, as a minifier leaves property names as they are.
+ */
 interface Delimiter {
-  char: string;
-  left: number;
-  length: number;
-  opens: boolean;
-  closes: boolean;
+  d: string;
+  l: number;
+  n: number;
+  o: boolean;
+  c: boolean;
 }
-/** A `[` or `![` that may open a link or an image. */
+/**
+ * A `[` or `![` (`b`) that may open a link or an image: where it is in the text (`at`) and in the sequence of items
+ * (`i`), and whether it still may (`a`).
+ */
 interface Bracket {
-  bracket: string;
+  b: string;
   at: number;
-  /** Where it is in the sequence of items. */
-  index: number;
-  active: boolean;
+  i: number;
+  a: boolean;
 }
 type Item = Inline | Delimiter | Bracket;
 
@@ -523,33 +528,33 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       const opens = c === '_' ? left && (!right || punctuationBefore) : left;
       const closes = c === '_' ? right && (!left || punctuationAfter) : right;
       // A run that can neither open nor close, or of more than two tildes, stays in the text.
-      if ((opens || closes) && (c !== '~' || length < 3)) add({ char: c, left: length, length, opens, closes }, end);
+      if ((opens || closes) && (c !== '~' || length < 3)) add({ d: c, l: length, n: length, o: opens, c: closes }, end);
       else i = end;
     } else if (c === '[' || src.startsWith('![', i)) {
-      const bracket: Bracket = { bracket: c === '[' ? c : '![', at: i, index: 0, active: true };
-      add(bracket, i + bracket.bracket.length);
-      bracket.index = items.length - 1;
+      const bracket: Bracket = { b: c === '[' ? c : '![', at: i, i: 0, a: true };
+      add(bracket, i + bracket.b.length);
+      bracket.i = items.length - 1;
       brackets.push(bracket);
     } else if (c === ']') {
       const opener = brackets.pop();
-      const target = opener?.active ? linkTarget(src, i + 1, opener, defs) : undefined;
+      const target = opener?.a ? linkTarget(src, i + 1, opener, defs) : undefined;
       if (!opener || !target) {
         i++;
         continue;
       }
       flush();
       const [href, end] = target;
-      const [tokens, depth] = resolve(items.splice(opener.index).slice(1));
+      const [tokens, depth] = resolve(items.splice(opener.i).slice(1));
       const token: Inline =
-        opener.bracket === '['
+        opener.b === '['
           ? { type: 'link', href, tokens }
           : { type: 'image', href, text: src.slice(opener.at + 2, i) };
       if (token.type === 'link') {
-        for (const b of brackets) if (b.bracket === '[') b.active = false;
+        for (const b of brackets) if (b.b === '[') b.a = false;
         depths.set(token, depth + 1);
       }
       // Nested too deep, the link shows as written, what is inside it as lexed.
-      if (depth >= maxDepth) items.push(text(opener.bracket), ...tokens, text(src.slice(i, end)));
+      if (depth >= maxDepth) items.push(text(opener.b), ...tokens, text(src.slice(i, end)));
       else items.push(token);
       i = from = end;
     } else if (c === '<') {
@@ -639,7 +644,7 @@ function linkTarget(
   }
   if (!defs.size) return undefined;
   if (at - opener.at > 1000) return undefined;
-  let name = src.slice(opener.at + opener.bracket.length, at - 1);
+  let name = src.slice(opener.at + opener.b.length, at - 1);
   let end = at;
   if (src[at] === '[') {
     const close = src.indexOf(']', at);
@@ -716,24 +721,24 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
   };
 
   for (const item of items) {
-    if (!('char' in item)) {
+    if (!('d' in item)) {
       push(item, depths.get(item as Inline) ?? 0);
       continue;
     }
     const closer = item;
-    const { char, length, opens } = closer;
+    const { d: char, n: length, o: opens } = closer;
     const tilde = char === '~';
     const key = char + opens + (length % 3);
-    while (closer.closes && closer.left) {
+    while (closer.c && closer.l) {
       let k = openers.length - 1;
       let opener!: Delimiter;
       const floor = bottom[key] ?? 0;
       for (; k >= floor; k--) {
         const o = (opener = out[openers[k]!] as Delimiter);
-        if (o.char !== char) continue;
+        if (o.d !== char) continue;
         if (tilde) {
-          if (o.left === closer.left) break;
-        } else if (!((o.closes || opens) && (o.length + length) % 3 === 0 && (o.length % 3 || length % 3))) {
+          if (o.l === closer.l) break;
+        } else if (!((o.c || opens) && (o.n + length) % 3 === 0 && (o.n % 3 || length % 3))) {
           break;
         }
       }
@@ -749,21 +754,21 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
         note(d);
         break;
       }
-      const use = tilde ? closer.left : opener.left > 1 && closer.left > 1 ? 2 : 1;
+      const use = tilde ? closer.l : opener.l > 1 && closer.l > 1 ? 2 : 1;
       const content = finish(out.splice(openers[k]! + 1));
       truncate(k + 1);
-      opener.left -= use;
-      closer.left -= use;
+      opener.l -= use;
+      closer.l -= use;
       const span: Span = { type: tilde ? 'del' : use === 2 ? 'strong' : 'em', tokens: content };
       depths.set(span, d + 1);
       deepest[k] = 0;
-      if (!opener.left) {
+      if (!opener.l) {
         out.pop();
         truncate(k);
       }
       push(span, d + 1);
     }
-    if (!closer.left) continue;
+    if (!closer.l) continue;
     if (opens) {
       openers.push(out.length);
       deepest.push(0);
@@ -778,7 +783,7 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
 function finish(items: Item[]): Inline[] {
   const tokens: Inline[] = [];
   for (const item of items) {
-    const token = 'char' in item ? text(item.char.repeat(item.left)) : 'bracket' in item ? text(item.bracket) : item;
+    const token = 'd' in item ? text(item.d.repeat(item.l)) : 'b' in item ? text(item.b) : item;
     const last = tokens.at(-1);
     // Every text here is one of this sequence's own, made for it: it can take the next one in.
     if (token.type === 'text' && last?.type === 'text') last.text += token.text;
