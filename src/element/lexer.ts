@@ -239,10 +239,8 @@ export function lex(src: string): Block[] {
   function blocks(src: string, depth: number): Block[] {
     const out: Block[] = [];
     const lines = src.split('\n');
-    const starts = [0];
-    for (const line of lines) starts.push(starts.at(-1)! + line.length + 1);
     const n = lines.length - (lines.at(-1) ? 0 : 1);
-    const raw = (from: number, to: number) => src.slice(starts[from], starts[to]);
+    const raw = (from: number, to: number) => lines.slice(from, to).join('\n') + (to < lines.length ? '\n' : '');
     let i = 0;
     let start = 0;
     /**
@@ -304,17 +302,11 @@ export function lex(src: string): Block[] {
           body.push(content);
           // Whether the next line may be lazy: this one is text of a paragraph, as far as one line tells.
           const inner = content.replace(/^(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*/, '');
-          const f = opensFence(inner);
           if (fenced) {
             if (closesFence(inner, fenced)) fenced = '';
-            paragraph = false;
-          } else if (f) {
-            fenced = f[2]!;
-            paragraph = false;
-          } else {
-            // It opens no fenced code, as this branch tells.
-            paragraph = !isBlank(inner) && indent(content) < 4 && !opensLeaf(inner);
-          }
+          } else fenced = opensFence(inner)?.[2] ?? '';
+          // A fence that closes here opens one too, as a leaf: that line is no paragraph either.
+          paragraph = !fenced && !isBlank(inner) && indent(content) < 4 && !opensLeaf(inner);
         }
         add({ type: 'blockquote', tokens: blocks(body.join('\n'), depth + 1) });
       } else if (depth < maxDepth && (m = item.exec(line))) {
@@ -457,8 +449,12 @@ type Item = Inline | Delimiter | Bracket;
 const depths = new WeakMap<Inline, number>();
 
 const isSpace = (c: string | undefined) => !c || /\s/.test(c);
-const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
+/** Whether `c` is punctuation or a symbol: `undefined`, read as "undefined", is neither. */
+const isPunctuation = (c: string | undefined) => punctuation.test(c!);
 const text = (text: string): Text => ({ type: 'text', text });
+/** Whether a run with `inside` on its inner side and `outside` on the other flanks what is inside. */
+const flanking = (inside: string | undefined, outside: string | undefined) =>
+  !isSpace(inside) && (!isPunctuation(inside) || isSpace(outside) || isPunctuation(outside));
 
 /** Lexes one block's inline text. */
 function inline(src: string, defs: Map<string, string>): Inline[] {
@@ -518,15 +514,11 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       let end = i;
       while (src[end] === c) end++;
       const after = src[end];
-      const spaceBefore = isSpace(before);
-      const spaceAfter = isSpace(after);
-      const punctuationBefore = isPunctuation(before);
-      const punctuationAfter = isPunctuation(after);
-      const left = !spaceAfter && (!punctuationAfter || spaceBefore || punctuationBefore);
-      const right = !spaceBefore && (!punctuationBefore || spaceAfter || punctuationAfter);
+      const left = flanking(after, before);
+      const right = flanking(before, after);
       const length = end - i;
-      const opens = c === '_' ? left && (!right || punctuationBefore) : left;
-      const closes = c === '_' ? right && (!left || punctuationAfter) : right;
+      const opens = c === '_' ? left && (!right || isPunctuation(before)) : left;
+      const closes = c === '_' ? right && (!left || isPunctuation(after)) : right;
       // A run that can neither open nor close, or of more than two tildes, stays in the text.
       if ((opens || closes) && (c !== '~' || length < 3)) add({ d: c, l: length, n: length, o: opens, c: closes }, end);
       else i = end;
