@@ -169,34 +169,36 @@ export function opensFence(line: string) {
   return m && !(m[2]![0] === '`' && m[3]!.includes('`')) ? m : null;
 }
 
-/** Whether `line` closes fenced code that `opener` opened: as many of its characters or more, and nothing else. */
+/**
+ * Whether `line` closes fenced code that `opener` opened: as many of its characters or more (a run of them that starts
+ * with the opener's), and nothing else.
+ */
 function closesFence(line: string, opener: string) {
   const m = fence.exec(line);
-  return m && m[2]![0] === opener[0] && m[2]!.length >= opener.length && isBlank(m[3]!);
+  return m && m[2]!.startsWith(opener) && isBlank(m[3]!);
 }
 
 /** Whether a line starts fenced code, a heading, a thematic break or an HTML block that breaks a paragraph. */
 const opensLeaf = (line: string) => opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line);
 
-/** Columns of leading whitespace, a tab reaching the next multiple of four. */
-function indent(line: string): number {
+/**
+ * The columns of leading whitespace, a tab reaching the next multiple of four, read until they make `max`, and how
+ * many characters they take.
+ */
+function leading(line: string, max = Infinity): [columns: number, length: number] {
   let columns = 0;
-  for (const c of line) {
-    if (c === ' ') columns++;
-    else if (c === '\t') columns += 4 - (columns % 4);
-    else break;
+  let at = 0;
+  for (; columns < max && (line[at] === ' ' || line[at] === '\t'); at++) {
+    columns += line[at] === ' ' ? 1 : 4 - (columns % 4);
   }
-  return columns;
+  return [columns, at];
 }
 
+/** Columns of leading whitespace. */
+const indent = (line: string) => leading(line)[0];
+
 /** The line without up to `columns` columns of leading whitespace. */
-function outdent(line: string, columns: number): string {
-  let at = 0;
-  for (let taken = 0; taken < columns && (line[at] === ' ' || line[at] === '\t'); at++) {
-    taken += line[at] === ' ' ? 1 : 4 - (taken % 4);
-  }
-  return line.slice(at);
-}
+const outdent = (line: string, columns: number) => line.slice(leading(line, columns)[1]);
 
 /** A link label as definitions are looked up by: case and runs of whitespace do not count. */
 const label = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
@@ -245,11 +247,10 @@ export function lex(src: string): Block[] {
     let start = 0;
     /**
      * Whether lines `i` and `i + 1` start a table: a header row and a delimiter row of as many cells (dashes alone
-     * underline a heading instead).
+     * underline a heading instead). Past the last line, the pattern reads "undefined": no delimiter row.
      */
     const tableAt = () =>
       lines[i]!.includes('|') &&
-      i + 1 < lines.length &&
       delimiterRow.test(lines[i + 1]!) &&
       !setext.test(lines[i + 1]!) &&
       cells(lines[i]!).length === cells(lines[i + 1]!).length;
@@ -365,7 +366,7 @@ export function lex(src: string): Block[] {
           for (const { tokens } of items)
             for (const t of tokens) if (t.type === 'paragraph') (t as Block).type = 'text';
         }
-        add({ type: 'list', ordered: number !== undefined, start: number ? Number(number) : '', loose, items });
+        add({ type: 'list', ordered: number !== undefined, start: number ? +number : '', loose, items });
       } else if ((m = htmlStart.exec(line)) || tagLine.test(line)) {
         // Raw HTML runs to the end of its kind: the closing tag, the end of the comment, or a blank line.
         const end = m?.[1] ? new RegExp(`</${m[1]}>`, 'i') : m?.[2] ? /-->/ : undefined;
@@ -500,7 +501,8 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       // A run after an escaped backtick is part of a longer one in the index, and may have no length of its own there.
       const positions = runs[run] ?? [];
       let k = passed[run] ?? 0;
-      while (k < positions.length && positions[k]! <= i) k++;
+      // Past the last position, `undefined` is not below `i`.
+      while (positions[k]! <= i) k++;
       passed[run] = k;
       const close = positions[k];
       if (close === undefined || (run === '$' && isSpace(src[end]))) {
@@ -625,7 +627,8 @@ function linkTarget(
     }
     const spaced = skip(k);
     const quote = src[spaced];
-    if (spaced > k && (quote === '"' || quote === "'" || quote === '(')) {
+    // At the end, `quote` is undefined, which reads as "undefined": no quote.
+    if (spaced > k && '"\'('.includes(quote!)) {
       const closing = quote === '(' ? ')' : quote;
       let end = spaced + 1;
       for (; end < limit && src[end] !== closing; end++) if (src[end] === '\\') end++;
