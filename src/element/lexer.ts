@@ -231,12 +231,8 @@ export function lex(src: string): Block[] {
   };
 
   /** Whether a line starts a block that ends a paragraph before it. */
-  const breaks = (line: string, depth: number) => {
-    if (opensLeaf(line)) return true;
-    if (depth >= maxDepth) return false;
-    const m = item.exec(line);
-    return quote.test(line) || (m?.[5]?.trim() && (!m[3] || m[3] === '1'));
-  };
+  const breaks = (line: string, depth: number, m = item.exec(line)) =>
+    opensLeaf(line) || (depth < maxDepth && (quote.test(line) || (m?.[5]?.trim() && (!m[3] || m[3] === '1'))));
 
   function blocks(src: string, depth: number): Block[] {
     const out: Block[] = [];
@@ -315,12 +311,12 @@ export function lex(src: string): Block[] {
         const number = m[3];
         const items: ListItem[] = [];
         let loose = false;
-        /** The item that starts at line `k`, if it goes on this list. */
+        /** The item that starts at line `k`, if it goes on this list: none past the last line, read as "undefined". */
         const itemAt = (k: number) => {
           const it = item.exec(lines[k]!);
           return it && it[2]!.at(-1) === kind && !hr.test(lines[k]!) ? it : null;
         };
-        while (i < n && (m = itemAt(i))) {
+        while ((m = itemAt(i))) {
           const from = i;
           const width = m[1]!.length + m[2]!.length;
           const spaces = indent(m[4] ?? '');
@@ -353,7 +349,7 @@ export function lex(src: string): Block[] {
           }
           let end = i;
           while (end > from + 1 && isBlank(lines[end - 1]!)) end--;
-          if (i >= n || !itemAt(i)) i = end;
+          if (!itemAt(i)) i = end;
           else if (end < i) loose = true;
           let text = body.slice(0, end - from).join('\n');
           const box = task.exec(text);
@@ -617,7 +613,8 @@ function linkTarget(
       const start = k;
       for (let open = 0; k < limit; k++) {
         const c = src[k]!;
-        if (c === '\\' && asciiPunctuation.test(src[k + 1] ?? '')) k++;
+        // At the end, `src[k + 1]` is undefined, which reads as "undefined": no punctuation.
+        if (c === '\\' && asciiPunctuation.test(src[k + 1]!)) k++;
         else if (c <= ' ') break;
         else if (c === '(') {
           if (++open > 32) return undefined;
