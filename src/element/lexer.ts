@@ -536,9 +536,7 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       const [href, end] = target;
       const [tokens, depth] = resolve(items.splice(opener.i).slice(1));
       const token: Inline =
-        opener.b === '['
-          ? { type: 'link', href, tokens }
-          : { type: 'image', href, text: src.slice(opener.at + 2, i) };
+        opener.b === '[' ? { type: 'link', href, tokens } : { type: 'image', href, text: src.slice(opener.at + 2, i) };
       if (token.type === 'link') {
         for (const b of brackets) if (b.b === '[') b.a = false;
         depths.set(token, depth + 1);
