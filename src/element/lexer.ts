@@ -169,34 +169,36 @@ export function opensFence(line: string) {
   return m && !(m[2]![0] === '`' && m[3]!.includes('`')) ? m : null;
 }
 
-/** Whether `line` closes fenced code that `opener` opened: as many of its characters or more, and nothing else. */
+/**
+ * Whether `line` closes fenced code that `opener` opened: as many of its characters or more (a run of them that starts
+ * with the opener's), and nothing else.
+ */
 function closesFence(line: string, opener: string) {
   const m = fence.exec(line);
-  return m && m[2]![0] === opener[0] && m[2]!.length >= opener.length && isBlank(m[3]!);
+  return m && m[2]!.startsWith(opener) && isBlank(m[3]!);
 }
 
 /** Whether a line starts fenced code, a heading, a thematic break or an HTML block that breaks a paragraph. */
 const opensLeaf = (line: string) => opensFence(line) || atx.test(line) || hr.test(line) || htmlStart.test(line);
 
-/** Columns of leading whitespace, a tab reaching the next multiple of four. */
-function indent(line: string): number {
+/**
+ * The columns of leading whitespace, a tab reaching the next multiple of four, read until they make `max`, and how
+ * many characters they take.
+ */
+function leading(line: string, max = Infinity): [columns: number, length: number] {
   let columns = 0;
-  for (const c of line) {
-    if (c === ' ') columns++;
-    else if (c === '\t') columns += 4 - (columns % 4);
-    else break;
+  let at = 0;
+  for (; columns < max && (line[at] === ' ' || line[at] === '\t'); at++) {
+    columns += line[at] === ' ' ? 1 : 4 - (columns % 4);
   }
-  return columns;
+  return [columns, at];
 }
 
+/** Columns of leading whitespace. */
+const indent = (line: string) => leading(line)[0];
+
 /** The line without up to `columns` columns of leading whitespace. */
-function outdent(line: string, columns: number): string {
-  let at = 0;
-  for (let taken = 0; taken < columns && (line[at] === ' ' || line[at] === '\t'); at++) {
-    taken += line[at] === ' ' ? 1 : 4 - (taken % 4);
-  }
-  return line.slice(at);
-}
+const outdent = (line: string, columns: number) => line.slice(leading(line, columns)[1]);
 
 /** A link label as definitions are looked up by: case and runs of whitespace do not count. */
 const label = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
@@ -229,29 +231,22 @@ export function lex(src: string): Block[] {
   };
 
   /** Whether a line starts a block that ends a paragraph before it. */
-  const breaks = (line: string, depth: number) => {
-    if (opensLeaf(line)) return true;
-    if (depth >= maxDepth) return false;
-    const m = item.exec(line);
-    return quote.test(line) || (m?.[5]?.trim() && (!m[3] || m[3] === '1'));
-  };
+  const breaks = (line: string, depth: number, m = item.exec(line)) =>
+    opensLeaf(line) || (depth < maxDepth && (quote.test(line) || (m?.[5]?.trim() && (!m[3] || m[3] === '1'))));
 
   function blocks(src: string, depth: number): Block[] {
     const out: Block[] = [];
     const lines = src.split('\n');
-    const starts = [0];
-    for (const line of lines) starts.push(starts.at(-1)! + line.length + 1);
     const n = lines.length - (lines.at(-1) ? 0 : 1);
-    const raw = (from: number, to: number) => src.slice(starts[from], starts[to]);
+    const raw = (from: number, to: number) => lines.slice(from, to).join('\n') + (to < lines.length ? '\n' : '');
     let i = 0;
     let start = 0;
     /**
      * Whether lines `i` and `i + 1` start a table: a header row and a delimiter row of as many cells (dashes alone
-     * underline a heading instead).
+     * underline a heading instead). Past the last line, the pattern reads "undefined": no delimiter row.
      */
     const tableAt = () =>
       lines[i]!.includes('|') &&
-      i + 1 < lines.length &&
       delimiterRow.test(lines[i + 1]!) &&
       !setext.test(lines[i + 1]!) &&
       cells(lines[i]!).length === cells(lines[i + 1]!).length;
@@ -304,17 +299,11 @@ export function lex(src: string): Block[] {
           body.push(content);
           // Whether the next line may be lazy: this one is text of a paragraph, as far as one line tells.
           const inner = content.replace(/^(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*/, '');
-          const f = opensFence(inner);
           if (fenced) {
             if (closesFence(inner, fenced)) fenced = '';
-            paragraph = false;
-          } else if (f) {
-            fenced = f[2]!;
-            paragraph = false;
-          } else {
-            // It opens no fenced code, as this branch tells.
-            paragraph = !isBlank(inner) && indent(content) < 4 && !opensLeaf(inner);
-          }
+          } else fenced = opensFence(inner)?.[2] ?? '';
+          // A fence that closes here opens one too, as a leaf: that line is no paragraph either.
+          paragraph = !fenced && !isBlank(inner) && indent(content) < 4 && !opensLeaf(inner);
         }
         add({ type: 'blockquote', tokens: blocks(body.join('\n'), depth + 1) });
       } else if (depth < maxDepth && (m = item.exec(line))) {
@@ -322,12 +311,12 @@ export function lex(src: string): Block[] {
         const number = m[3];
         const items: ListItem[] = [];
         let loose = false;
-        /** The item that starts at line `k`, if it goes on this list. */
+        /** The item that starts at line `k`, if it goes on this list: none past the last line, read as "undefined". */
         const itemAt = (k: number) => {
           const it = item.exec(lines[k]!);
           return it && it[2]!.at(-1) === kind && !hr.test(lines[k]!) ? it : null;
         };
-        while (i < n && (m = itemAt(i))) {
+        while ((m = itemAt(i))) {
           const from = i;
           const width = m[1]!.length + m[2]!.length;
           const spaces = indent(m[4] ?? '');
@@ -360,7 +349,7 @@ export function lex(src: string): Block[] {
           }
           let end = i;
           while (end > from + 1 && isBlank(lines[end - 1]!)) end--;
-          if (i >= n || !itemAt(i)) i = end;
+          if (!itemAt(i)) i = end;
           else if (end < i) loose = true;
           let text = body.slice(0, end - from).join('\n');
           const box = task.exec(text);
@@ -373,7 +362,7 @@ export function lex(src: string): Block[] {
           for (const { tokens } of items)
             for (const t of tokens) if (t.type === 'paragraph') (t as Block).type = 'text';
         }
-        add({ type: 'list', ordered: number !== undefined, start: number ? Number(number) : '', loose, items });
+        add({ type: 'list', ordered: number !== undefined, start: number ? +number : '', loose, items });
       } else if ((m = htmlStart.exec(line)) || tagLine.test(line)) {
         // Raw HTML runs to the end of its kind: the closing tag, the end of the comment, or a blank line.
         const end = m?.[1] ? new RegExp(`</${m[1]}>`, 'i') : m?.[2] ? /-->/ : undefined;
@@ -430,21 +419,26 @@ export function lex(src: string): Block[] {
   return tokens;
 }
 
-/** A run of `*`, `_` or `~` not yet paired, with what is left of it. */
+/**
+ * A run of `*`, `_` or `~` not yet paired: its character (`d`), what is left of it (`l`), its length (`n`), and
+ * whether it can open (`o`) and close (`c`). Short names, as a minifier leaves property names as they are.
+ */
 interface Delimiter {
-  char: string;
-  left: number;
-  length: number;
-  opens: boolean;
-  closes: boolean;
+  d: string;
+  l: number;
+  n: number;
+  o: boolean;
+  c: boolean;
 }
-/** A `[` or `![` that may open a link or an image. */
+/**
+ * A `[` or `![` (`b`) that may open a link or an image: where it is in the text (`at`) and in the sequence of items
+ * (`i`), and whether it still may (`a`).
+ */
 interface Bracket {
-  bracket: string;
+  b: string;
   at: number;
-  /** Where it is in the sequence of items. */
-  index: number;
-  active: boolean;
+  i: number;
+  a: boolean;
 }
 type Item = Inline | Delimiter | Bracket;
 
@@ -452,8 +446,12 @@ type Item = Inline | Delimiter | Bracket;
 const depths = new WeakMap<Inline, number>();
 
 const isSpace = (c: string | undefined) => !c || /\s/.test(c);
-const isPunctuation = (c: string | undefined) => Boolean(c && punctuation.test(c));
+/** Whether `c` is punctuation or a symbol: `undefined`, read as "undefined", is neither. */
+const isPunctuation = (c: string | undefined) => punctuation.test(c!);
 const text = (text: string): Text => ({ type: 'text', text });
+/** Whether a run with `inside` on its inner side and `outside` on the other flanks what is inside. */
+const flanking = (inside: string | undefined, outside: string | undefined) =>
+  !isSpace(inside) && (!isPunctuation(inside) || isSpace(outside) || isPunctuation(outside));
 
 /** Lexes one block's inline text. */
 function inline(src: string, defs: Map<string, string>): Inline[] {
@@ -499,7 +497,8 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       // A run after an escaped backtick is part of a longer one in the index, and may have no length of its own there.
       const positions = runs[run] ?? [];
       let k = passed[run] ?? 0;
-      while (k < positions.length && positions[k]! <= i) k++;
+      // Past the last position, `undefined` is not below `i`.
+      while (positions[k]! <= i) k++;
       passed[run] = k;
       const close = positions[k];
       if (close === undefined || (run === '$' && isSpace(src[end]))) {
@@ -513,43 +512,37 @@ function inline(src: string, defs: Map<string, string>): Inline[] {
       let end = i;
       while (src[end] === c) end++;
       const after = src[end];
-      const spaceBefore = isSpace(before);
-      const spaceAfter = isSpace(after);
-      const punctuationBefore = isPunctuation(before);
-      const punctuationAfter = isPunctuation(after);
-      const left = !spaceAfter && (!punctuationAfter || spaceBefore || punctuationBefore);
-      const right = !spaceBefore && (!punctuationBefore || spaceAfter || punctuationAfter);
+      const left = flanking(after, before);
+      const right = flanking(before, after);
       const length = end - i;
-      const opens = c === '_' ? left && (!right || punctuationBefore) : left;
-      const closes = c === '_' ? right && (!left || punctuationAfter) : right;
+      const opens = c === '_' ? left && (!right || isPunctuation(before)) : left;
+      const closes = c === '_' ? right && (!left || isPunctuation(after)) : right;
       // A run that can neither open nor close, or of more than two tildes, stays in the text.
-      if ((opens || closes) && (c !== '~' || length < 3)) add({ char: c, left: length, length, opens, closes }, end);
+      if ((opens || closes) && (c !== '~' || length < 3)) add({ d: c, l: length, n: length, o: opens, c: closes }, end);
       else i = end;
     } else if (c === '[' || src.startsWith('![', i)) {
-      const bracket: Bracket = { bracket: c === '[' ? c : '![', at: i, index: 0, active: true };
-      add(bracket, i + bracket.bracket.length);
-      bracket.index = items.length - 1;
+      const bracket: Bracket = { b: c === '[' ? c : '![', at: i, i: 0, a: true };
+      add(bracket, i + bracket.b.length);
+      bracket.i = items.length - 1;
       brackets.push(bracket);
     } else if (c === ']') {
       const opener = brackets.pop();
-      const target = opener?.active ? linkTarget(src, i + 1, opener, defs) : undefined;
+      const target = opener?.a ? linkTarget(src, i + 1, opener, defs) : undefined;
       if (!opener || !target) {
         i++;
         continue;
       }
       flush();
       const [href, end] = target;
-      const [tokens, depth] = resolve(items.splice(opener.index).slice(1));
+      const [tokens, depth] = resolve(items.splice(opener.i).slice(1));
       const token: Inline =
-        opener.bracket === '['
-          ? { type: 'link', href, tokens }
-          : { type: 'image', href, text: src.slice(opener.at + 2, i) };
+        opener.b === '[' ? { type: 'link', href, tokens } : { type: 'image', href, text: src.slice(opener.at + 2, i) };
       if (token.type === 'link') {
-        for (const b of brackets) if (b.bracket === '[') b.active = false;
+        for (const b of brackets) if (b.b === '[') b.a = false;
         depths.set(token, depth + 1);
       }
       // Nested too deep, the link shows as written, what is inside it as lexed.
-      if (depth >= maxDepth) items.push(text(opener.bracket), ...tokens, text(src.slice(i, end)));
+      if (depth >= maxDepth) items.push(text(opener.b), ...tokens, text(src.slice(i, end)));
       else items.push(token);
       i = from = end;
     } else if (c === '<') {
@@ -618,7 +611,8 @@ function linkTarget(
       const start = k;
       for (let open = 0; k < limit; k++) {
         const c = src[k]!;
-        if (c === '\\' && asciiPunctuation.test(src[k + 1] ?? '')) k++;
+        // At the end, `src[k + 1]` is undefined, which reads as "undefined": no punctuation.
+        if (c === '\\' && asciiPunctuation.test(src[k + 1]!)) k++;
         else if (c <= ' ') break;
         else if (c === '(') {
           if (++open > 32) return undefined;
@@ -628,7 +622,8 @@ function linkTarget(
     }
     const spaced = skip(k);
     const quote = src[spaced];
-    if (spaced > k && (quote === '"' || quote === "'" || quote === '(')) {
+    // At the end, `quote` is undefined, which reads as "undefined": no quote.
+    if (spaced > k && '"\'('.includes(quote!)) {
       const closing = quote === '(' ? ')' : quote;
       let end = spaced + 1;
       for (; end < limit && src[end] !== closing; end++) if (src[end] === '\\') end++;
@@ -639,7 +634,7 @@ function linkTarget(
   }
   if (!defs.size) return undefined;
   if (at - opener.at > 1000) return undefined;
-  let name = src.slice(opener.at + opener.bracket.length, at - 1);
+  let name = src.slice(opener.at + opener.b.length, at - 1);
   let end = at;
   if (src[at] === '[') {
     const close = src.indexOf(']', at);
@@ -716,24 +711,24 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
   };
 
   for (const item of items) {
-    if (!('char' in item)) {
+    if (!('d' in item)) {
       push(item, depths.get(item as Inline) ?? 0);
       continue;
     }
     const closer = item;
-    const { char, length, opens } = closer;
+    const { d: char, n: length, o: opens } = closer;
     const tilde = char === '~';
     const key = char + opens + (length % 3);
-    while (closer.closes && closer.left) {
+    while (closer.c && closer.l) {
       let k = openers.length - 1;
       let opener!: Delimiter;
       const floor = bottom[key] ?? 0;
       for (; k >= floor; k--) {
         const o = (opener = out[openers[k]!] as Delimiter);
-        if (o.char !== char) continue;
+        if (o.d !== char) continue;
         if (tilde) {
-          if (o.left === closer.left) break;
-        } else if (!((o.closes || opens) && (o.length + length) % 3 === 0 && (o.length % 3 || length % 3))) {
+          if (o.l === closer.l) break;
+        } else if (!((o.c || opens) && (o.n + length) % 3 === 0 && (o.n % 3 || length % 3))) {
           break;
         }
       }
@@ -749,21 +744,21 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
         note(d);
         break;
       }
-      const use = tilde ? closer.left : opener.left > 1 && closer.left > 1 ? 2 : 1;
+      const use = tilde ? closer.l : opener.l > 1 && closer.l > 1 ? 2 : 1;
       const content = finish(out.splice(openers[k]! + 1));
       truncate(k + 1);
-      opener.left -= use;
-      closer.left -= use;
+      opener.l -= use;
+      closer.l -= use;
       const span: Span = { type: tilde ? 'del' : use === 2 ? 'strong' : 'em', tokens: content };
       depths.set(span, d + 1);
       deepest[k] = 0;
-      if (!opener.left) {
+      if (!opener.l) {
         out.pop();
         truncate(k);
       }
       push(span, d + 1);
     }
-    if (!closer.left) continue;
+    if (!closer.l) continue;
     if (opens) {
       openers.push(out.length);
       deepest.push(0);
@@ -778,7 +773,7 @@ function resolve(items: Item[]): [tokens: Inline[], depth: number] {
 function finish(items: Item[]): Inline[] {
   const tokens: Inline[] = [];
   for (const item of items) {
-    const token = 'char' in item ? text(item.char.repeat(item.left)) : 'bracket' in item ? text(item.bracket) : item;
+    const token = 'd' in item ? text(item.d.repeat(item.l)) : 'b' in item ? text(item.b) : item;
     const last = tokens.at(-1);
     // Every text here is one of this sequence's own, made for it: it can take the next one in.
     if (token.type === 'text' && last?.type === 'text') last.text += token.text;

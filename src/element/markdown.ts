@@ -122,11 +122,9 @@ class Chunk {
   #read(line: string) {
     let fence = fenceLine.exec(line);
     if (this.#fence) {
-      // A closing fence: the opening one's character, at least as many of them, and nothing else.
-      const opener = fenceLine.exec(this.#fence)![2]!;
-      if (fence && fence[2]![0] === opener[0] && fence[2]!.length >= opener.length && !fence[3]!.trim()) {
-        this.#fence = '';
-      }
+      // A closing fence: the opening one's character, at least as many of them (a run that starts with the opening
+      // one), and nothing else.
+      if (fence?.[2]!.startsWith(fenceLine.exec(this.#fence)![2]!) && !fence[3]!.trim()) this.#fence = '';
     } else if ((fence = opensFence(line))) {
       this.#fence = fence[1]! + fence[2]! + (/^\s*(\S{0,40})/.exec(fence[3]!)?.[1] ?? '');
       this.#table = '';
