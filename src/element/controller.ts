@@ -399,7 +399,7 @@ export class ChatController implements ReactiveController {
         unsent.push(handle.text);
         this.tab.removePending(handle.key);
       }
-      handle.reject(abortError('The conversation was left.'));
+      handle.reject(abortError());
     }
     this.#handles.clear();
     this.#apply({ type: 'removed', ids: this.state.turns.filter(t => !isSettled(t.status)).map(t => t.id) });

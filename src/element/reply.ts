@@ -146,7 +146,7 @@ async function follow(handle: TurnHandle, conversationId: string, options: Reply
     } catch (error) {
       if (error instanceof PersonaChatError && error.code === 'run_not_found') {
         // The backend forgot the run (it restarted without a shared store): it can be asked again.
-        throw new PersonaChatError('interrupted', 'The reply can no longer be followed.', true);
+        throw new PersonaChatError('interrupted', 'The run was forgotten.', true);
       }
       if (isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
       if (Date.now() > deadline) throw error;
@@ -155,7 +155,7 @@ async function follow(handle: TurnHandle, conversationId: string, options: Reply
       pause = 250;
       deadline = Date.now() + followForMs;
     } else if (Date.now() > deadline) {
-      throw new PersonaChatError('interrupted', 'The reply stopped coming.', true);
+      throw new PersonaChatError('interrupted', 'The reply stalled.', true);
     } else reconnecting(handle, options);
     await pauseFor(pause, signal);
     pause = Math.min(pause * 2, 4000);
