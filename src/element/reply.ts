@@ -172,32 +172,30 @@ function event(handle: TurnHandle, options: ReplyOptions, name: string, data: un
   switch (name as keyof StreamEvents) {
     case 'meta':
       options.apply({ type: 'accepted', id, attempt: Number((data as StreamEvents['meta']).attempt) || 1 });
-      return false;
+      break;
     case 'delta':
       options.apply({ type: 'delta', id, text: String((data as StreamEvents['delta']).text ?? ''), eventId });
-      return false;
+      break;
     case 'citations': {
       const citations = asCitations((data as StreamEvents['citations']).citations);
       options.apply({ type: 'citations', id, citations, eventId });
-      return false;
+      break;
     }
     case 'done': {
       const done = data as StreamEvents['done'];
       const messageId = typeof done.messageId === 'string' ? done.messageId : null;
       const finishReason = typeof done.finishReason === 'string' ? done.finishReason : null;
       options.apply({ type: 'done', id, messageId, finishReason, eventId });
-      return true;
+      break;
     }
     case 'error': {
       const e = data as StreamEvents['error'];
       const error = new PersonaChatError(e.code, String(e.message), e.retryable !== false);
       if (recoverable(error)) handle.recover = error;
       else options.failed(error);
-      return true;
     }
-    default:
-      return false;
   }
+  return name === 'done' || name === 'error';
 }
 
 /**

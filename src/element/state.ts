@@ -129,7 +129,7 @@ const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
 export type Entry = { item: HistoryItem } | { turn: Turn };
 
 /** The newest timeline made: a render asks for it twice (the messages, and which turn Retry applies to). */
-let made: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefined;
+let made: [HistoryItem[], Turn[], Entry[]] | undefined;
 
 /**
  * What the conversation shows, oldest first: the service's messages and the turns the backend listed, by time
@@ -138,7 +138,7 @@ let made: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefine
  */
 export function timeline(state: ChatState): Entry[] {
   const { history, turns } = state;
-  if (made?.history === history && made.turns === turns) return made.entries;
+  if (made?.[0] === history && made[1] === turns) return made[2];
   const listed = turns.filter(turn => turn.createdAt !== null);
   const live = turns.filter(turn => turn.createdAt === null);
   const entries: Entry[] = [];
@@ -151,7 +151,7 @@ export function timeline(state: ChatState): Entry[] {
     entries.push({ item });
   }
   for (const turn of [...listed.slice(next), ...live]) entries.push({ turn });
-  made = { history, turns, entries };
+  made = [history, turns, entries];
   return entries;
 }
 
