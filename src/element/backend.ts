@@ -42,7 +42,7 @@ export class Backend {
   /** The session; `stale` is a token the backend refused as expired. */
   session(stale?: string): Promise<Session> {
     if (!this.#options.endpoint) {
-      return Promise.reject(new PersonaChatError('config_error', 'The endpoint attribute is required.', false));
+      return Promise.reject(new PersonaChatError('config_error', 'No endpoint.', false));
     }
     return session(this.#options.fetch, this.base, this.#options.personaId, stale);
   }

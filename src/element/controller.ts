@@ -14,7 +14,7 @@ import type { ConversationDetail, RunView } from '../protocol.js';
 import { Backend, conversationPath } from './backend.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import { withLock } from './session.js';
-import type { FetchLike, Session } from './session.js';
+import type { FetchLike } from './session.js';
 import {
   TurnStatus,
   asCitations,
@@ -84,6 +84,8 @@ export class ChatController implements ReactiveController {
   sentAt = (key: string) => this.#sentAt.get(key);
   /** Where the messages the backend took are told to the visitor's other elements and tabs of the site. */
   #channel: BroadcastChannel | undefined;
+  /** Ends the listening of the window's events, while connected. */
+  #listening: AbortController | undefined;
   /** The conversation being shown, settled (never rejected) once it is. */
   #loading: Promise<unknown> | undefined;
 
@@ -98,15 +100,14 @@ export class ChatController implements ReactiveController {
   }
 
   hostConnected() {
-    window.addEventListener('storage', this.#onStorage);
-    window.addEventListener('online', this.#onLine);
-    window.addEventListener('offline', this.#onLine);
+    const options = { signal: (this.#listening = new AbortController()).signal };
+    window.addEventListener('storage', this.#onStorage, options);
+    window.addEventListener('online', this.#onLine, options);
+    window.addEventListener('offline', this.#onLine, options);
   }
 
   hostDisconnected() {
-    window.removeEventListener('storage', this.#onStorage);
-    window.removeEventListener('online', this.#onLine);
-    window.removeEventListener('offline', this.#onLine);
+    this.#listening?.abort();
     this.#channel?.close();
     this.#channel = undefined;
     this.#leave();
@@ -156,7 +157,8 @@ export class ChatController implements ReactiveController {
   }
 
   async #restore(generation: number) {
-    const storage = this.#storageFor(await this.backend.session());
+    const { userKey } = await this.backend.session();
+    const storage = (this.#storage ??= new ChatStorage(this.#host.storage, `${this.#namespace}:${userKey}`));
     // Named as the stored conversation (site, persona, visitor), so another visitor of this browser hears nothing.
     if (storage.shared && generation === this.#generation && window.BroadcastChannel) {
       (this.#channel ??= new BroadcastChannel(storage.conversationKey)).onmessage = this.#onTold;
@@ -220,15 +222,9 @@ export class ChatController implements ReactiveController {
    * resolves when its reply ended, one way or another.
    */
   #follow(turn: Turn, conversationId: string, followOnly = true): Promise<void> {
-    const handle = new TurnHandle(turn.id, turn.key, turn.text);
+    const handle = this.#handle(turn.id, turn.key, turn.text);
     handle.sent = handle.accepted = true;
-    this.#handles.set(turn.id, handle);
     return deliver(handle, conversationId, this.#reply(handle), followOnly).catch(error => this.#failed(handle, error));
-  }
-
-  #storageFor(session: Session): ChatStorage {
-    this.#storage ??= new ChatStorage(this.#host.storage, `${this.#namespace}:${session.userKey}`);
-    return this.#storage;
   }
 
   /** The browser went offline or came back: what the element shows of its connection changes. */
@@ -250,8 +246,7 @@ export class ChatController implements ReactiveController {
       return;
     }
     if (event.newValue === this.state.conversationId) return;
-    this.#leave();
-    this.#apply({ type: 'reset' });
+    this.#leave(true);
     if (event.newValue) void this.#load(event.newValue, storage, this.#generation).catch(error => this.#report(error));
   };
 
@@ -280,12 +275,18 @@ export class ChatController implements ReactiveController {
   /** Sends a message; resolves when its reply is done or stopped. While another is answered, it waits its turn. */
   send(text: string): Promise<ReplyResult> {
     const id = newKey();
-    const handle = new TurnHandle(id, newKey(), text);
-    this.#handles.set(id, handle);
+    const handle = this.#handle(id, newKey(), text);
     this.tab.addPending(handle.key, text, pageId);
     this.#apply({ type: 'queued', id, key: handle.key, text });
     this.#pump();
     return handle.result;
+  }
+
+  /** A new control of turn `id`, which its steps find by the turn's id. */
+  #handle(id: string, key: string, text: string): TurnHandle {
+    const handle = new TurnHandle(id, key, text);
+    this.#handles.set(id, handle);
+    return handle;
   }
 
   /** Sends the next queued turn, when nothing is being answered. */
@@ -299,8 +300,7 @@ export class ChatController implements ReactiveController {
   retry(): Promise<ReplyResult> | undefined {
     const turn = this.retryable();
     if (!turn) return undefined;
-    const handle = new TurnHandle(turn.id, turn.key, turn.text);
-    this.#handles.set(turn.id, handle);
+    const handle = this.#handle(turn.id, turn.key, turn.text);
     this.#apply({ type: 'retrying', id: turn.id });
     void this.#run(handle);
     return handle.result;
@@ -308,12 +308,14 @@ export class ChatController implements ReactiveController {
 
   /** The turn Retry applies to, if any: the newest one sent, when it did not end well and nothing else runs. */
   retryable(): Turn | undefined {
-    if (activeTurn(this.state)) return undefined;
     const last = timeline(this.state).findLast(entry => !('turn' in entry && entry.turn.status === TurnStatus.queued));
-    const turn = last && 'turn' in last ? last.turn : undefined;
+    const turn = !activeTurn(this.state) && last && 'turn' in last && last.turn;
     // Nothing runs, so the turn is not active either.
-    if (!turn || turn.status === TurnStatus.done) return undefined;
-    return turn.status === TurnStatus.failed && turn.error?.retryable === false ? undefined : turn;
+    return turn &&
+      turn.status !== TurnStatus.done &&
+      !(turn.status === TurnStatus.failed && turn.error?.retryable === false)
+      ? turn
+      : undefined;
   }
 
   /** Stops the turn being answered, at whatever stage, and gives the queued texts back. */
@@ -331,13 +333,18 @@ export class ChatController implements ReactiveController {
         this.#apply({ type: 'stopped', id: handle.id, key: handle.accepted ? undefined : newKey() });
         this.#settled(handle, this.#turn(handle.id)!);
       } else {
-        this.tab.removePending(handle.key);
-        this.#apply({ type: 'removed', ids: [handle.id] });
-        unsent.unshift(handle.text);
+        this.#unsend(handle, unsent);
         handle.reject(abortError());
       }
     }
     if (unsent.length) this.#on.onUnsent?.(unsent);
+  }
+
+  /** Takes the turn of a message the backend never took out: its text goes back first of `unsent`. */
+  #unsend(handle: TurnHandle, unsent: string[]) {
+    unsent.unshift(handle.text);
+    this.tab.removePending(handle.key);
+    this.#apply({ type: 'removed', ids: [handle.id] });
   }
 
   /** Tells the backend to stop the turn's reply, which goes on without a reader until it is told. */
@@ -353,9 +360,8 @@ export class ChatController implements ReactiveController {
    */
   newConversation() {
     for (const handle of this.#handles.values()) if (handle.sent && !handle.settled) this.#tellStop(handle);
-    this.#leave();
+    this.#leave(true);
     if (this.#storage) this.#storage.conversationId = null;
-    this.#apply({ type: 'reset' });
   }
 
   /**
@@ -383,14 +389,16 @@ export class ChatController implements ReactiveController {
     await this.#starting();
     const storage = this.#storage!;
     if (id === this.state.conversationId) return;
-    this.#leave();
-    this.#apply({ type: 'reset' });
+    this.#leave(true);
     storage.conversationId = id;
     await this.#load(id, storage, this.#generation);
   }
 
-  /** Cancels every turn this element started; texts never sent go back to the composer. */
-  #leave() {
+  /**
+   * Cancels every turn this element started; texts never sent go back to the composer. With `reset`, the element
+   * then shows no conversation.
+   */
+  #leave(reset?: boolean) {
     this.#generation++;
     const unsent = this.#dropQueued();
     for (const handle of this.#handles.values()) {
@@ -399,11 +407,12 @@ export class ChatController implements ReactiveController {
         unsent.push(handle.text);
         this.tab.removePending(handle.key);
       }
-      handle.reject(abortError('The conversation was left.'));
+      handle.reject(abortError());
     }
     this.#handles.clear();
     this.#apply({ type: 'removed', ids: this.state.turns.filter(t => !isSettled(t.status)).map(t => t.id) });
     if (unsent.length) this.#on.onUnsent?.(unsent);
+    if (reset) this.#apply({ type: 'reset' });
   }
 
   /** Takes the queued turns out, settling them as not sent; returns their texts, in order. */
@@ -533,11 +542,8 @@ export class ChatController implements ReactiveController {
     const turn = this.#turn(handle.id);
     const unsent = this.#dropQueued();
     let shown: string | undefined;
-    if (turn && !failure.retryable && turn.status === TurnStatus.accepting) {
-      unsent.unshift(handle.text);
-      this.tab.removePending(handle.key);
-      this.#apply({ type: 'removed', ids: [handle.id] });
-    } else if (turn) {
+    if (turn && !failure.retryable && turn.status === TurnStatus.accepting) this.#unsend(handle, unsent);
+    else if (turn) {
       if (handle.accepted) this.tab.removePending(handle.key);
       const { code, retryable } = failure;
       this.#apply({ type: code === 'interrupted' ? code : 'failed', id: (shown = handle.id), code, retryable });

@@ -53,8 +53,8 @@ export class FeedbackController implements ReactiveController {
   /** The comment box's code, being loaded and once loaded. */
   #form: Promise<CommentBox> | undefined;
   #comment: CommentBox | undefined;
-  readonly #onPageHide = () => this.keep();
-  readonly #onHidden = () => document.visibilityState === 'hidden' && this.keep();
+  /** Ends the listening of the page's events, while connected. */
+  #listening: AbortController | undefined;
 
   constructor(host: ReactiveControllerHost & HTMLElement, votes: Votes, options: FeedbackOptions) {
     this.#host = host;
@@ -64,13 +64,13 @@ export class FeedbackController implements ReactiveController {
   }
 
   hostConnected() {
-    window.addEventListener('pagehide', this.#onPageHide);
-    document.addEventListener('visibilitychange', this.#onHidden);
+    const options = { signal: (this.#listening = new AbortController()).signal };
+    window.addEventListener('pagehide', () => this.keep(), options);
+    document.addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && this.keep(), options);
   }
 
   hostDisconnected() {
-    window.removeEventListener('pagehide', this.#onPageHide);
-    document.removeEventListener('visibilitychange', this.#onHidden);
+    this.#listening?.abort();
     this.keep();
   }
 

@@ -146,7 +146,7 @@ async function follow(handle: TurnHandle, conversationId: string, options: Reply
     } catch (error) {
       if (error instanceof PersonaChatError && error.code === 'run_not_found') {
         // The backend forgot the run (it restarted without a shared store): it can be asked again.
-        throw new PersonaChatError('interrupted', 'The reply can no longer be followed.', true);
+        throw new PersonaChatError('interrupted', 'The run was forgotten.', true);
       }
       if (isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
       if (Date.now() > deadline) throw error;
@@ -155,7 +155,7 @@ async function follow(handle: TurnHandle, conversationId: string, options: Reply
       pause = 250;
       deadline = Date.now() + followForMs;
     } else if (Date.now() > deadline) {
-      throw new PersonaChatError('interrupted', 'The reply stopped coming.', true);
+      throw new PersonaChatError('interrupted', 'The reply stalled.', true);
     } else reconnecting(handle, options);
     await pauseFor(pause, signal);
     pause = Math.min(pause * 2, 4000);
@@ -172,32 +172,30 @@ function event(handle: TurnHandle, options: ReplyOptions, name: string, data: un
   switch (name as keyof StreamEvents) {
     case 'meta':
       options.apply({ type: 'accepted', id, attempt: Number((data as StreamEvents['meta']).attempt) || 1 });
-      return false;
+      break;
     case 'delta':
       options.apply({ type: 'delta', id, text: String((data as StreamEvents['delta']).text ?? ''), eventId });
-      return false;
+      break;
     case 'citations': {
       const citations = asCitations((data as StreamEvents['citations']).citations);
       options.apply({ type: 'citations', id, citations, eventId });
-      return false;
+      break;
     }
     case 'done': {
       const done = data as StreamEvents['done'];
       const messageId = typeof done.messageId === 'string' ? done.messageId : null;
       const finishReason = typeof done.finishReason === 'string' ? done.finishReason : null;
       options.apply({ type: 'done', id, messageId, finishReason, eventId });
-      return true;
+      break;
     }
     case 'error': {
       const e = data as StreamEvents['error'];
       const error = new PersonaChatError(e.code, String(e.message), e.retryable !== false);
       if (recoverable(error)) handle.recover = error;
       else options.failed(error);
-      return true;
     }
-    default:
-      return false;
   }
+  return name === 'done' || name === 'error';
 }
 
 /**

@@ -129,7 +129,7 @@ const isQueued = (turn: Turn) => turn.status === TurnStatus.queued;
 export type Entry = { item: HistoryItem } | { turn: Turn };
 
 /** The newest timeline made: a render asks for it twice (the messages, and which turn Retry applies to). */
-let made: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefined;
+let made: [HistoryItem[], Turn[], Entry[]] | undefined;
 
 /**
  * What the conversation shows, oldest first: the service's messages and the turns the backend listed, by time
@@ -138,7 +138,7 @@ let made: { history: HistoryItem[]; turns: Turn[]; entries: Entry[] } | undefine
  */
 export function timeline(state: ChatState): Entry[] {
   const { history, turns } = state;
-  if (made?.history === history && made.turns === turns) return made.entries;
+  if (made?.[0] === history && made[1] === turns) return made[2];
   const listed = turns.filter(turn => turn.createdAt !== null);
   const live = turns.filter(turn => turn.createdAt === null);
   const entries: Entry[] = [];
@@ -151,7 +151,7 @@ export function timeline(state: ChatState): Entry[] {
     entries.push({ item });
   }
   for (const turn of [...listed.slice(next), ...live]) entries.push({ turn });
-  made = { history, turns, entries };
+  made = [history, turns, entries];
   return entries;
 }
 
@@ -160,12 +160,14 @@ export function nextQueued(state: ChatState): Turn | undefined {
   return activeTurn(state) ? undefined : state.turns.find(isQueued);
 }
 
-const runStatus: Record<RunView['status'], TurnStatus> = {
-  running: TurnStatus.streaming,
-  done: TurnStatus.done,
-  stopped: TurnStatus.stopped,
-  failed: TurnStatus.failed,
-  interrupted: TurnStatus.interrupted,
+/** What a turn shows before its reply comes, or comes afresh (shared: a state is never changed in place). */
+const unanswered: Pick<Turn, 'reply' | 'citations' | 'messageId' | 'finishReason' | 'lastEventId' | 'error'> = {
+  reply: '',
+  citations: [],
+  messageId: null,
+  finishReason: null,
+  lastEventId: null,
+  error: null,
 };
 
 /** A run of the replay window as a turn: what a reload or another tab shows of it. */
@@ -174,7 +176,11 @@ export function turnOfRun(run: RunView): Turn {
     id: `run:${run.key}`,
     key: run.key,
     text: run.message,
-    status: runStatus[run.status] ?? TurnStatus.interrupted,
+    // A run the backend names a status this element does not know stands as interrupted.
+    status:
+      run.status === 'running'
+        ? TurnStatus.streaming
+        : ((['done', 'stopped', 'failed'] as const).find(status => status === run.status) ?? TurnStatus.interrupted),
     reply: run.content,
     citations: run.citations,
     messageId: run.messageId,
@@ -247,13 +253,8 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
             key: event.key,
             text: event.text,
             status: TurnStatus.queued,
-            reply: '',
-            citations: [],
-            messageId: null,
-            finishReason: null,
-            lastEventId: null,
+            ...unanswered,
             attempt: 1,
-            error: null,
             createdAt: null,
           },
         ],
@@ -313,15 +314,7 @@ export function applyEvent(state: ChatState, event: ChatEvent): ChatState {
       );
     case 'retrying':
       // The reply is written afresh: the backend sends the run again from its start (or its next attempt).
-      return updateTurn(state, event.id, () => ({
-        status: TurnStatus.accepting,
-        reply: '',
-        citations: [],
-        messageId: null,
-        lastEventId: null,
-        error: null,
-        finishReason: null,
-      }));
+      return updateTurn(state, event.id, () => ({ status: TurnStatus.accepting, ...unanswered }));
     case 'feedback': {
       const vote = { feedback: event.value, comment: event.comment };
       const turned = updateTurn(state, event.id, () => vote);

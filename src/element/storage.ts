@@ -28,7 +28,7 @@ function backing(kind: StorageKind): Store {
   if (kind === 'none') return memoryStore();
   try {
     const store = kind === 'session' ? window.sessionStorage : window.localStorage;
-    const probe = '__persona_chat_probe__';
+    const probe = 'persona-chat:probe';
     store.setItem(probe, probe);
     store.removeItem(probe);
     return store;

@@ -43,7 +43,7 @@ export async function readStream(
       try {
         data = JSON.parse(message.data || '{}');
       } catch {
-        throw new PersonaChatError('bad_response', 'A reply event was not JSON.', true);
+        throw new PersonaChatError('bad_response', 'An event was not JSON.', true);
       }
       if (message.event === 'meta') stall = 2 * (data as { ping: number }).ping + 2000 || 0;
       terminal = handlers.event(message.event, data, message.id || null);

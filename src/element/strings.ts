@@ -4,6 +4,10 @@
  * in `./locales/`, loaded when the element's language calls for one (see `./locale.ts`). A host changes any string
  * through the `strings` property or attribute (and the most common ones through attributes).
  */
+/** A count in English: `1 <one>`, else `<n> <many>`. */
+const count = (one: string, many: string) => (n: number) =>
+  n === 1 ? `1 ${one}` : `${n.toLocaleString('en')} ${many}`;
+
 export const en = {
   heading: 'Chat',
   subheading: '',
@@ -36,7 +40,7 @@ export const en = {
   /** Shown in a reply being written while the browser is offline. */
   offline: 'Offline: the reply will continue when you are back online.',
   newMessages: 'New messages',
-  charactersLeft: (n: number) => (n === 1 ? '1 character left' : `${n.toLocaleString('en')} characters left`),
+  charactersLeft: count('character left', 'characters left'),
   relevance: (percent: string) => `Relevance ${percent}`,
   helpful: 'Helpful',
   notHelpful: 'Not helpful',
@@ -63,7 +67,7 @@ export const en = {
   deleteQuestion: (name: string) => `Delete “${name}”?`,
   /** Said while the history view reads the list, then how many it shows. */
   loadingConversations: 'Loading conversations…',
-  conversationCount: (n: number) => (n === 1 ? '1 conversation' : `${n.toLocaleString('en')} conversations`),
+  conversationCount: count('conversation', 'conversations'),
   feedbackPrompt: 'What went wrong? (optional)',
   feedbackSend: 'Send feedback',
   feedbackThanks: 'Thanks for your feedback.',
@@ -72,7 +76,7 @@ export const en = {
   /** The label of the suggested first questions of an empty conversation. */
   suggestions: 'Suggested questions',
   /** On the launcher while the panel is closed: replies that finished meanwhile. */
-  unread: (n: number) => (n === 1 ? '1 new reply' : `${n.toLocaleString('en')} new replies`),
+  unread: count('new reply', 'new replies'),
   /** Before a finished reply read out by a screen reader: who wrote it. */
   said: (name: string) => `${name} said:`,
 };
