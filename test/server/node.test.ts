@@ -180,7 +180,7 @@ describe('backend over real sockets', () => {
       const text = await rest.text();
       assert.ok(heldAtEnd === undefined || heldAtEnd === 2, `the service request ended early (${heldAtEnd})`);
       const list = parseEvents(text);
-      assert.deepEqual(list[0], { event: 'meta', data: { conversationId: id, key, attempt: 1 } });
+      assert.deepEqual(list[0], { event: 'meta', data: { conversationId: id, key, attempt: 1, ping: 15_000 } });
       assert.equal(list.at(-1)!.event, 'done');
       const stored = upstream.emulator.store.get(id)!.chatMessages!;
       assert.equal(seen.text + textOfEvents(list), stored[1]!.content, 'no text lost or repeated');
