@@ -157,6 +157,9 @@ describe('FeedbackController', () => {
       return { conversationId, messageId: messageId! };
     }
 
+    /** How long a wait on what the backend keeps may take: a round trip each try, on a busy machine. */
+    const backendWait = { timeout: 5000 };
+
     /** The feedback the service keeps for a reply, in its conversation's metadata. */
     async function keptFeedback(conversationId: string, messageId: string) {
       const metadata = (await stored(conversationId)).metadata as
@@ -189,7 +192,7 @@ describe('FeedbackController', () => {
       const kept = () => keptFeedback(conversationId, messageId);
 
       thumb(h, 'Helpful').click();
-      await waitUntil(async () => (await kept())?.score === 1, 'the thumb up is kept');
+      await waitUntil(async () => (await kept())?.score === 1, 'the thumb up is kept', backendWait);
       expect(pressed(h)).to.deep.equal(['Helpful']);
 
       thumb(h, 'Not helpful').click();
@@ -198,7 +201,7 @@ describe('FeedbackController', () => {
       thumb(h, 'Helpful').click();
       await waitUntil(() => !h.root.querySelector('.comment'), 'the box goes');
       expect(pressed(h), 'changed back to up').to.deep.equal(['Helpful']);
-      await waitUntil(async () => (await hookScores()).length === 2, 'the second thumb up is kept');
+      await waitUntil(async () => (await hookScores()).length === 2, 'the second thumb up is kept', backendWait);
       expect(await hookScores(), 'the thumbs-down left for a thumb up was never kept').to.deep.equal([1, 1]);
 
       const taken = elementEvent(h.el, 'persona-chat-feedback');
@@ -206,15 +209,15 @@ describe('FeedbackController', () => {
       expect((await taken).value).to.equal(null);
       await waitUntil(() => thumb(h, 'Helpful').getAttribute('aria-pressed') === 'false', 'no longer pressed');
       expect(pressed(h)).to.deep.equal([]);
-      await waitUntil(async () => (await kept()) === undefined, 'the service keeps no vote');
+      await waitUntil(async () => (await kept()) === undefined, 'the service keeps no vote', backendWait);
       expect(await hookScores(), 'the hook hears of the withdrawal').to.deep.equal([1, 1, 0]);
 
       const again = await reloaded(h);
       expect(pressed(again), 'a reload shows no vote').to.deep.equal([]);
       thumb(again, 'Helpful').click();
-      await waitUntil(async () => (await kept())?.score === 1, 'a restored reply takes a vote');
+      await waitUntil(async () => (await kept())?.score === 1, 'a restored reply takes a vote', backendWait);
       thumb(again, 'Helpful').click();
-      await waitUntil(async () => (await kept()) === undefined, 'and takes it back');
+      await waitUntil(async () => (await kept()) === undefined, 'and takes it back', backendWait);
       expect(pressed(again)).to.deep.equal([]);
     });
 
@@ -235,7 +238,7 @@ describe('FeedbackController', () => {
       const comment = ['Your comment: عن الخيام، من فضلك', 'عن الخيام، من فضلك', 'auto'];
       expect(shown(h.lastReply()!)).to.deep.equal(comment);
       expect(h.root.querySelector('.comment'), 'the box is gone').to.equal(null);
-      await waitUntil(async () => (await keptFeedback(conversationId, messageId))?.score === -1, 'kept');
+      await waitUntil(async () => (await keptFeedback(conversationId, messageId))?.score === -1, 'kept', backendWait);
 
       const again = await reloaded(h);
       await waitUntil(() => again.lastReply()!.querySelector('.given q'), 'shown back after a reload');
@@ -246,7 +249,11 @@ describe('FeedbackController', () => {
       await waitUntil(() => !again.lastReply()!.querySelector('.given'), 'the comment goes with the vote');
       expect(pressed(again)).to.deep.equal([]);
       expect(again.root.querySelector('.comment'), 'no box opens').to.equal(null);
-      await waitUntil(async () => (await keptFeedback(conversationId, messageId)) === undefined, 'nothing kept');
+      await waitUntil(
+        async () => (await keptFeedback(conversationId, messageId)) === undefined,
+        'nothing kept',
+        backendWait,
+      );
     });
 
     it('loads the comment box on a thumbs-down: the focus goes in, Escape leaves it and keeps the thumb', async () => {
@@ -261,7 +268,7 @@ describe('FeedbackController', () => {
       );
       await waitUntil(() => !h.root.querySelector('.comment'), 'the box closes');
       expect(h.root.activeElement, 'the focus is back on the thumb').to.equal(thumb(h, 'Not helpful'));
-      await waitUntil(async () => (await keptFeedback(conversationId, messageId))?.score === -1, 'kept');
+      await waitUntil(async () => (await keptFeedback(conversationId, messageId))?.score === -1, 'kept', backendWait);
       expect(h.lastReply()!.querySelector('.given'), 'no comment to show').to.equal(null);
 
       thumb(h, 'Helpful').click();

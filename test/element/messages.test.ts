@@ -84,7 +84,7 @@ const reply = (host: Element) => host.querySelector<HTMLElement>('.message.assis
 const notice = (host: Element) => host.querySelector('[part="error"]');
 const retry = (host: Element) => host.querySelector<HTMLButtonElement>('[part="retry-button"]');
 const thumbs = (host: Element) =>
-  [...host.querySelectorAll<HTMLButtonElement>('.reply-actions button')].map(button => [
+  [...host.querySelectorAll<HTMLButtonElement>('.reply-actions button[aria-pressed]')].map(button => [
     button.getAttribute('aria-label'),
     button.getAttribute('aria-pressed'),
   ]);
@@ -170,6 +170,8 @@ describe('renderTurn', () => {
       ['Helpful', 'false'],
       ['Not helpful', 'false'],
     ]);
+    const copy = host.querySelector('.reply-actions [part="copy-reply-button"]')!;
+    expect([copy.getAttribute('aria-label'), copy.hasAttribute('data-copy-reply')]).to.deep.equal(['Copy reply', true]);
     host.querySelector<HTMLButtonElement>('[aria-label="Helpful"]')!.click();
     expect(calls).to.deep.equal([['feedback', 't1', 'm1', 'up']]);
     await expect(host).to.be.accessible();

@@ -247,7 +247,7 @@ describe('<persona-chat>', () => {
     for (let i = 1; i <= 21; i++) await first.el.send(`Question ${i}: do you rent tents?`);
     first.el.remove();
     const second = await chat(long);
-    await waitUntil(() => second.replies().length === 21, 'restored');
+    await waitUntil(() => second.replies().length === 21, 'restored', { timeout: 5000 });
     const list = second.root.querySelector<HTMLElement>('[part="messages"]')!;
     const messages = [...second.root.querySelectorAll<HTMLElement>('.message')];
     const laidOut = (message: HTMLElement) => message.checkVisibility({ contentVisibilityAuto: true });
