@@ -3,13 +3,16 @@
  * The element's conversation and its turns, as a reactive controller told its callbacks when it is made. `send()`
  * makes a turn at once, with its own AbortController that every step takes (session, conversation, send, stream,
  * refresh); each step checks that the turn is still live before it touches state, and the turn settles exactly once.
- * Turns are sent one at a time, in order; each one's reply is `reply.ts`'s, and the backend's routes `backend.ts`'s.
+ * Turns are sent one at a time, in order; each one's reply is `reply.ts`'s (a chunk, loaded as soon as a message is
+ * queued or a running reply is to be followed, beside the session and conversation requests), and the backend's
+ * routes `backend.ts`'s.
  * Stop tells the backend (the browser going away is not a stop); an element removed from the page cancels everything
  * it started and sends nothing more. A message the backend took is told to the site's other elements and tabs of the
  * same visitor (a BroadcastChannel named as the stored conversation); those showing its conversation show it too and
  * follow its run, so the service is asked once.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import { resendHeader } from '../protocol.js';
 import type { ConversationDetail, RunView } from '../protocol.js';
 import { Backend, conversationPath } from './backend.js';
 import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
@@ -28,9 +31,9 @@ import {
 import type { ChatEvent, ChatState, Feedback, Turn } from './state.js';
 import { ChatStorage, TabStorage, pageId } from './storage.js';
 import type { StorageKind } from './storage.js';
-import { deliver, persist } from './reply.js';
-import type { ReplyOptions } from './reply.js';
-import { TurnHandle, abortError, isAbort, untilAborted } from './turn.js';
+import type * as Reply from './reply.js';
+import type { Kit, ReplyOptions } from './reply.js';
+import { TurnHandle, abortError, isAbort, pauseFor, persist, recoverable, untilAborted } from './turn.js';
 import type { ReplyResult } from './turn.js';
 
 export type { ReplyResult } from './turn.js';
@@ -65,6 +68,35 @@ export interface ChatCallbacks {
 const creations = new Map<string | ChatStorage, Promise<string>>();
 
 const newKey = () => crypto.randomUUID();
+
+/** What the reply chunk is given of the chat's code: its errors must be the chat's own. */
+export const replyKit: Kit = {
+  Error: PersonaChatError,
+  response: errorFromResponse,
+  network: networkError,
+  abort: abortError,
+  isAbort,
+  until: untilAborted,
+  persist,
+  pause: pauseFor,
+  recoverable,
+  path: conversationPath,
+  citations: asCitations,
+  resend: resendHeader,
+};
+
+/** The reply chunk, loading or loaded, once per page; a load that failed (offline, a new deploy) is tried again. */
+let replyChunk: Promise<typeof Reply> | undefined;
+
+/** Loads the reply chunk, given the chat's code; rejects with a network error when it cannot be loaded. */
+const loadReply = () =>
+  (replyChunk ??= import('./reply.js').then(
+    chunk => (chunk.use(replyKit), chunk),
+    (error: unknown) => {
+      replyChunk = undefined;
+      throw networkError(error);
+    },
+  ));
 
 export class ChatController implements ReactiveController {
   state: ChatState = initialState;
@@ -224,7 +256,9 @@ export class ChatController implements ReactiveController {
   #follow(turn: Turn, conversationId: string, followOnly = true): Promise<void> {
     const handle = this.#handle(turn.id, turn.key, turn.text);
     handle.sent = handle.accepted = true;
-    return deliver(handle, conversationId, this.#reply(handle), followOnly).catch(error => this.#failed(handle, error));
+    return this.#replyChunk(handle)
+      .then(({ deliver }) => deliver(handle, conversationId, this.#reply(handle), followOnly))
+      .catch(error => this.#failed(handle, error));
   }
 
   /** The browser went offline or came back: what the element shows of its connection changes. */
@@ -277,6 +311,8 @@ export class ChatController implements ReactiveController {
     const id = newKey();
     const handle = this.#handle(id, newKey(), text);
     this.tab.addPending(handle.key, text, pageId);
+    // Its reply's code loads while the session and the conversation are asked for (a failure is the turn's).
+    loadReply().catch(() => {});
     this.#apply({ type: 'queued', id, key: handle.key, text });
     this.#pump();
     return handle.result;
@@ -439,6 +475,7 @@ export class ChatController implements ReactiveController {
       await this.#persist(handle, () => untilAborted(this.#starting(), signal));
       for (let fresh = true; ; fresh = false) {
         const conversationId = await this.#persist(handle, () => untilAborted(this.#conversation(), signal));
+        const { deliver } = await this.#replyChunk(handle);
         try {
           await deliver(handle, conversationId, this.#reply(handle));
           return;
@@ -491,6 +528,11 @@ export class ChatController implements ReactiveController {
    */
   #persist<T>(handle: TurnHandle, work: () => Promise<T>): Promise<T> {
     return persist(handle.signal, () => this.#apply({ type: 'reconnecting', id: handle.id }), work);
+  }
+
+  /** The reply chunk, for the turn: its load is tried again as a request of the turn is (`persist`). */
+  #replyChunk(handle: TurnHandle) {
+    return this.#persist(handle, () => untilAborted(loadReply(), handle.signal));
   }
 
   /** What the reply to the turn's message needs: the backend, and the turn's state. */

@@ -5,17 +5,19 @@
  * the backend took the message, the run is followed again after the last event the turn saw. After a failure of the
  * way to the reply (`recoverable`), the message is sent again with its key after a short pause, while the turn shows
  * it is reconnecting: another instance takes the run over, or the backend finds the reply in the service's history.
+ *
+ * A chunk of its own, with `stream.ts`, loaded when a reply is first needed (a message is sent, a running reply is
+ * followed); what it needs of the chat's own code is given once, when it loads (`use`).
  */
-import { resendHeader } from '../protocol.js';
 import type { StreamEvents } from '../protocol.js';
-import { conversationPath } from './backend.js';
-import { PersonaChatError } from './errors.js';
+import type { PersonaChatError } from './errors.js';
 import type { FetchLike } from './session.js';
-import { asCitations } from './state.js';
 import type { ChatEvent } from './state.js';
-import { readStream } from './stream.js';
-import { isAbort, untilAborted } from './turn.js';
+import { k, readStream } from './stream.js';
 import type { TurnHandle } from './turn.js';
+
+export { use } from './stream.js';
+export type { Kit } from './stream.js';
 
 /** What a reply needs from the turn it answers. */
 export interface ReplyOptions {
@@ -36,47 +38,13 @@ export interface ReplyOptions {
 /** How long a turn follows a dropped stream again without any progress before it gives up (it can be retried). */
 const followForMs = 30_000;
 
-/** The pauses before each new try after a failure of the way: long enough for a load balancer to notice an instance
- * is draining or gone (about 11 s in all). */
-const pauses = [500, 1000, 2000, 4000, 4000];
-
-/**
- * A failure of the way to the reply rather than a refusal (an instance gone or draining, a store restarted, a cut
- * connection, a lost network): the message is sent again with its key, on its own, and the backend looks in the
- * service's history first. What the service refused, and the visitor's own limits, wait for Retry.
- */
-const recoverable = (error: unknown) =>
-  error instanceof PersonaChatError &&
-  error.retryable &&
-  !/^(upstream_error|upstream_unavailable|rate_limited|too_many_sessions)$/.test(error.code);
-
-/**
- * Does `work` again after a failure of the way to the backend (`recoverable`), after a short pause, telling
- * `reconnecting` first; repeated failures are thrown, and so is an abort of `signal`.
- */
-export async function persist<T>(
-  signal: AbortSignal,
-  reconnecting: () => void,
-  work: (tries: number) => Promise<T>,
-): Promise<T> {
-  for (let tries = 0; ; tries++) {
-    try {
-      return await work(tries);
-    } catch (error) {
-      if (!recoverable(error) || tries >= pauses.length) throw error;
-      reconnecting();
-      await pauseFor(pauses[tries]!, signal);
-    }
-  }
-}
-
 /**
  * Sends the turn's message (or, with `followOnly`, follows its run, already going) until its reply ends, sending it
  * again after a failure of the way. Resolves when the reply is done, or ended with an error told to `failed`;
  * rejects with the failure that persisted, or with an AbortError when the turn is aborted.
  */
 export function deliver(handle: TurnHandle, conversationId: string, options: ReplyOptions, followOnly = false) {
-  return persist(
+  return k.persist(
     handle.signal,
     () => options.apply({ type: 'reconnecting', id: handle.id }),
     async tries => {
@@ -98,11 +66,11 @@ async function send(handle: TurnHandle, conversationId: string, options: ReplyOp
   const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': handle.key };
   const sentAt = options.sentAt.get(handle.key);
   if (sentAt === undefined) options.sentAt.set(handle.key, Date.now());
-  else headers[resendHeader] = String(Math.max(0, Date.now() - sentAt));
+  else headers[k.resend] = String(Math.max(0, Date.now() - sentAt));
   let terminal: boolean;
   try {
     terminal = await readStream(
-      conversationPath(conversationId, 'messages'),
+      k.path(conversationId, 'messages'),
       { method: 'POST', headers, body: JSON.stringify({ message: handle.text }) },
       options.fetch,
       handle.signal,
@@ -115,7 +83,7 @@ async function send(handle: TurnHandle, conversationId: string, options: ReplyOp
       },
     );
   } catch (error) {
-    if (!accepted || isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
+    if (!accepted || k.isAbort(error) || (error instanceof k.Error && !error.retryable)) throw error;
     terminal = false;
     reconnecting(handle, options);
   }
@@ -129,7 +97,7 @@ async function send(handle: TurnHandle, conversationId: string, options: ReplyOp
  */
 async function follow(handle: TurnHandle, conversationId: string, options: ReplyOptions) {
   const { signal } = handle;
-  const path = conversationPath(conversationId, 'runs', handle.key, 'events');
+  const path = k.path(conversationId, 'runs', handle.key, 'events');
   let pause = 250;
   let deadline = Date.now() + followForMs;
   for (;;) {
@@ -144,20 +112,20 @@ async function follow(handle: TurnHandle, conversationId: string, options: Reply
       );
       if (terminal) return;
     } catch (error) {
-      if (error instanceof PersonaChatError && error.code === 'run_not_found') {
+      if (error instanceof k.Error && error.code === 'run_not_found') {
         // The backend forgot the run (it restarted without a shared store): it can be asked again.
-        throw new PersonaChatError('interrupted', 'The run was forgotten.', true);
+        throw new k.Error('interrupted', 'The run was forgotten.', true);
       }
-      if (isAbort(error) || (error instanceof PersonaChatError && !error.retryable)) throw error;
+      if (k.isAbort(error) || (error instanceof k.Error && !error.retryable)) throw error;
       if (Date.now() > deadline) throw error;
     }
     if (options.lastEventId() !== before) {
       pause = 250;
       deadline = Date.now() + followForMs;
     } else if (Date.now() > deadline) {
-      throw new PersonaChatError('interrupted', 'The reply stalled.', true);
+      throw new k.Error('interrupted', 'The reply stalled.', true);
     } else reconnecting(handle, options);
-    await pauseFor(pause, signal);
+    await k.pause(pause, signal);
     pause = Math.min(pause * 2, 4000);
   }
 }
@@ -177,7 +145,7 @@ function event(handle: TurnHandle, options: ReplyOptions, name: string, data: un
       options.apply({ type: 'delta', id, text: String((data as StreamEvents['delta']).text ?? ''), eventId });
       break;
     case 'citations': {
-      const citations = asCitations((data as StreamEvents['citations']).citations);
+      const citations = k.citations((data as StreamEvents['citations']).citations);
       options.apply({ type: 'citations', id, citations, eventId });
       break;
     }
@@ -190,27 +158,10 @@ function event(handle: TurnHandle, options: ReplyOptions, name: string, data: un
     }
     case 'error': {
       const e = data as StreamEvents['error'];
-      const error = new PersonaChatError(e.code, String(e.message), e.retryable !== false);
-      if (recoverable(error)) handle.recover = error;
+      const error = new k.Error(e.code, String(e.message), e.retryable !== false);
+      if (k.recoverable(error)) handle.recover = error;
       else options.failed(error);
     }
   }
   return name === 'done' || name === 'error';
-}
-
-/**
- * Waits `ms`, or less when the browser comes back online; rejects with an AbortError when `signal` aborts (the
- * pause itself then ends on its own, unseen).
- */
-function pauseFor(ms: number, signal: AbortSignal): Promise<void> {
-  const pause = new Promise<void>(resolve => {
-    const done = () => {
-      clearTimeout(timer);
-      window.removeEventListener('online', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    window.addEventListener('online', done);
-  });
-  return untilAborted(pause, signal);
 }

@@ -6,11 +6,41 @@
  * loop is not used. An abort rejects with the AbortError, so that no code after an abort runs as if the stream had
  * ended. A stream that has stalled (nothing, not even a ping, for two of the intervals its `meta` gives, and 2 s) and
  * a stream open when the browser comes back online are cut, to be followed again on a new connection.
+ *
+ * With `reply.ts`, a chunk of its own, loaded when a reply is first needed. It imports nothing the chat has (the chat
+ * must stand alone): what it needs of the chat's own code is given once, when it loads (`use`), so that its errors
+ * are the chat's (told apart with `instanceof`).
  */
 import { getBytes, getLines, getMessages } from '@microsoft/fetch-event-source/lib/esm/parse.js';
-import { PersonaChatError, errorFromResponse, networkError } from './errors.js';
+import type { resendHeader } from '../protocol.js';
+import type { conversationPath } from './backend.js';
+import type { PersonaChatError, errorFromResponse, networkError } from './errors.js';
 import type { FetchLike } from './session.js';
-import { abortError, untilAborted } from './turn.js';
+import type { asCitations } from './state.js';
+import type { abortError, isAbort, pauseFor, persist, recoverable, untilAborted } from './turn.js';
+
+/** What the reply chunk is given of the chat's code (the names are short: a property's name is not minified). */
+export interface Kit {
+  Error: typeof PersonaChatError;
+  response: typeof errorFromResponse;
+  network: typeof networkError;
+  abort: typeof abortError;
+  isAbort: typeof isAbort;
+  until: typeof untilAborted;
+  persist: typeof persist;
+  pause: typeof pauseFor;
+  recoverable: typeof recoverable;
+  path: typeof conversationPath;
+  citations: typeof asCitations;
+  /** The header that tells the backend a message is sent again (`resendHeader`). */
+  resend: typeof resendHeader;
+}
+
+/** The chat's code, once it is given. */
+export let k: Kit;
+
+/** Gives the chunk the chat's code: before anything of it is used. */
+export const use = (kit: Kit) => void (k = kit);
 
 export interface StreamHandlers {
   /** The backend took the request: the stream is open. */
@@ -30,7 +60,7 @@ export async function readStream(
   signal: AbortSignal,
   handlers: StreamHandlers,
 ): Promise<boolean> {
-  if (signal.aborted) throw abortError();
+  if (signal.aborted) throw k.abort();
   let terminal = false;
   let stall = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -43,7 +73,7 @@ export async function readStream(
       try {
         data = JSON.parse(message.data || '{}');
       } catch {
-        throw new PersonaChatError('bad_response', 'An event was not JSON.', true);
+        throw new k.Error('bad_response', 'An event was not JSON.', true);
       }
       if (message.event === 'meta') stall = 2 * (data as { ping: number }).ping + 2000 || 0;
       terminal = handlers.event(message.event, data, message.id || null);
@@ -56,9 +86,7 @@ export async function readStream(
     const headers = { accept: 'text/event-stream', ...init.headers };
     const response = await fetch(url, { ...init, headers, signal: request.signal });
     if (!response.ok || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
-      throw response.ok
-        ? new PersonaChatError('bad_response', 'The reply was not a stream.', true)
-        : await errorFromResponse(response);
+      throw response.ok ? new k.Error('bad_response', 'The reply was not a stream.', true) : await k.response(response);
     }
     if (!signal.aborted) handlers.open?.();
     const lines = getLines(onMessage);
@@ -71,10 +99,10 @@ export async function readStream(
   window.addEventListener('online', () => request.abort(), { signal: request.signal });
   try {
     // An abort ends the reading at once, even through a transport that does not pass the signal on.
-    await untilAborted(read(), signal);
+    await k.until(read(), signal);
   } catch (error) {
-    if (signal.aborted) throw abortError();
-    throw error instanceof PersonaChatError ? error : networkError(error);
+    if (signal.aborted) throw k.abort();
+    throw error instanceof k.Error ? error : k.network(error);
   } finally {
     clearTimeout(timer);
     request.abort();

@@ -3,12 +3,16 @@
 // (a stream ended in the middle, a run forgotten between two reads) cannot be had from the real one on demand; the
 // element's suites (turns, resume) cross the real backend.
 import { expect, waitUntil } from '@open-wc/testing';
-import { deliver } from '../../src/element/reply.js';
+import { replyKit } from '../../src/element/controller.js';
+import { deliver, use } from '../../src/element/reply.js';
 import type { ReplyOptions } from '../../src/element/reply.js';
 import type { ChatEvent } from '../../src/element/state.js';
 import { TurnHandle, isAbort } from '../../src/element/turn.js';
 import { PersonaChatError } from '../../src/element/errors.js';
 import { body, envelope, eventStream, frame } from './scripted-backend.js';
+
+// The chunk is given the chat's code, as the controller gives it when it loads the chunk.
+use(replyKit);
 
 interface Seen {
   method: string;

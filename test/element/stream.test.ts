@@ -2,11 +2,15 @@
 // stream, a body that ends before its terminal event, an event that is not JSON, a connection cut mid-stream) are
 // ones the real backend does not produce on demand. The element's suites (turns, resume) read the real backend's.
 import { expect, waitUntil } from '@open-wc/testing';
+import { replyKit } from '../../src/element/controller.js';
 import { PersonaChatError } from '../../src/element/errors.js';
 import type { FetchLike } from '../../src/element/session.js';
-import { readStream } from '../../src/element/stream.js';
+import { readStream, use } from '../../src/element/stream.js';
 import { isAbort } from '../../src/element/turn.js';
 import { body, eventStream, frame } from './scripted-backend.js';
+
+// The chunk is given the chat's code, as the controller gives it when it loads the chunk.
+use(replyKit);
 
 const url = '/persona-chat/conversations/c1/messages';
 const init = {
