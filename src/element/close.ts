@@ -1,7 +1,7 @@
 /**
  * @module
- * What a streaming reply's end leaves open, closed for display: loaded when a message is sent (see `loadCloser()` in
- * `markdown.ts`), and never used on a reply's final text.
+ * What a streaming reply's end leaves open, closed for display: loaded when a reply's turn is first drawn (see
+ * `loadCloser()` in `markdown.ts`), and never used on a reply's final text.
  */
 import type { Block } from './lexer.js';
 

@@ -34,17 +34,19 @@ export const heal = (text: string) => text.replace(/\[(?:d(?:o(?:c\d{0,3})?)?|\d
 
 /** `close()`, once its chunk has come (see `loadCloser()`). */
 let closer: typeof close | undefined;
+/** Its chunk, asked for once (again after a load that failed). */
+let closing: Promise<void> | undefined;
 
 /**
- * Loads `close()`, which a streaming reply needs and a restored one does not: asked for when a message is sent, it
- * has come long before the first words of the reply. Until it has, what is open shows as written.
+ * Loads `close()`, which a streaming reply needs and a restored one does not: asked for when a reply's turn is first
+ * drawn, while its message is being sent, it has come long before the reply's first words. Until it has, what is
+ * open shows as written. Called at every draw of a streaming reply, it asks for the chunk only once.
  */
 export const loadCloser = () =>
-  closer ||
-  import('./close.js').then(
-    m => (closer = m.close),
-    () => {},
-  );
+  (closing ??= import('./close.js').then(
+    m => void (closer = m.close),
+    () => void (closing = undefined),
+  ));
 
 const hasReferenceDefinition = /^ {0,3}\[[^\]\n]+\]:/m;
 
