@@ -40,6 +40,7 @@ const choices = {
   position: ['bottom-right', 'bottom-left'],
   theme: ['auto', 'light', 'dark'],
   storage: ['local', 'session', 'none'],
+  loading: ['intent', 'idle', 'eager'],
 };
 
 /** `level` if it is a heading level, 1 to 6; else 2. */

@@ -2,9 +2,12 @@
  * @module
  * What a page loads first (`persona-chat.js`): it draws the launcher of each `<persona-chat>` and loads the chat
  * beside it (Lit, the lexer, the controller: a file of its own, found from this file's URL, so a CDN copy and a strict
- * CSP keep working) when the visitor shows intent (a pointer over it, the focus, a press), when the browser is
- * idle, or at once where the chat must show or work now: inline mode, `open`, or a message or its reply that a reload
- * interrupted, to be sent again or followed. Written without Lit, so a page pays for the chat only when it is used.
+ * CSP keep working) when the visitor shows intent (a pointer over it, the focus, a touch, a press), or at once where
+ * the chat must show or work now: inline mode, `open` (also when set later), or a message or its reply that a reload
+ * interrupted, to be sent again or followed (its reply may be an unread one). A browser merely idle is not intent: a
+ * page whose visitor never comes near the chat fetches this file alone. The `loading` attribute lets a site ask for
+ * more: `idle` loads the chat when the browser is idle, `eager` at once. Written without Lit, so a page pays for the
+ * chat only when it is used.
  *
  * The element is defined only when the chat is loaded: until then it is an undefined element whose shadow root
  * holds the launcher, and the chat takes that root over. Safe to load twice, and beside the classic-script build.
@@ -150,12 +153,28 @@ function label(el: Element) {
   return launcherTexts[language(el)]![0];
 }
 
+/** Runs `work` when the browser is idle, or soon where it cannot say. */
+const idle = (work: () => unknown) => (window.requestIdleCallback ?? setTimeout)(work);
+
+/** Whether the chat must show now: inline, or open. */
+const showing = (el: Element) => el.getAttribute('mode') === 'inline' || el.hasAttribute('open');
+
+/**
+ * Loads the chat now where it must show or work now (the element then waits on it), or where the site asks for it
+ * early (`loading="eager"`), or asks for it when the browser is idle (`loading="idle"`); else the visitor's intent
+ * loads it. Run when the element is drawn and again when one of those attributes changes.
+ */
+function early(el: Element) {
+  if (!waiting.has(el) && (showing(el) || interrupted())) waiting.set(el, false);
+  const loading = el.getAttribute('loading');
+  if (waiting.has(el) || loading === 'eager') void load();
+  else if (loading === 'idle') idle(load);
+}
+
 function draw(el: Element) {
   if (customElements.get(tag) || el.shadowRoot) return;
-  // Where the chat must show now, it is loaded at once; and so it is where a reload interrupted a message.
-  const now = el.getAttribute('mode') === 'inline' || el.hasAttribute('open');
-  if (now || interrupted()) waiting.set(el, false);
-  if (now) return void load();
+  // Where the chat must show now, it is loaded at once, with no launcher.
+  if (showing(el)) return early(el);
   const root = el.attachShadow({ mode: 'open' });
   root.adoptedStyleSheets = styles();
   const button = document.createElement('button');
@@ -185,9 +204,7 @@ function draw(el: Element) {
   });
   listen(el);
   root.append(button);
-  if (waiting.has(el)) void load();
-  else if ('requestIdleCallback' in window) requestIdleCallback(load);
-  else setTimeout(load, 200);
+  early(el);
 }
 
 /** Draws the launchers of the elements in `node`, the node included. */
@@ -201,7 +218,21 @@ const page = window as unknown as Record<symbol, boolean>;
 if (!customElements.get(tag) && !page[mark]) {
   page[mark] = true;
   drawIn(document.documentElement);
-  const added = new MutationObserver(records => records.forEach(record => record.addedNodes.forEach(drawIn)));
-  added.observe(document.documentElement, { childList: true, subtree: true });
+  // An element the launcher cannot see (inside another component's shadow root) has no launcher and tells no intent:
+  // where the page shows none when the browser is idle, the chat is loaded then, which draws it.
+  idle(() => document.querySelector(tag) || load());
+  // Elements added later are drawn; an element told later to show, or to load early, loads the chat.
+  const added = new MutationObserver(records =>
+    records.forEach(record =>
+      record.type === 'attributes'
+        ? (record.target as Element).localName === tag && early(record.target as Element)
+        : record.addedNodes.forEach(drawIn),
+    ),
+  );
+  added.observe(document.documentElement, {
+    childList: true,
+    subtree: true,
+    attributeFilter: ['mode', 'open', 'loading'],
+  });
   void customElements.whenDefined(tag).then(() => added.disconnect());
 }

@@ -140,6 +140,7 @@ export class PersonaChat extends LitElement {
     headingLevel: { type: Number, attribute: 'heading-level' },
     noHistory: { type: Boolean, attribute: 'no-history' },
     storage: {},
+    loading: {},
     metadata: { attribute: false },
     strings: { converter: { fromAttribute: parseStrings } },
     fetch: { attribute: false },
@@ -192,6 +193,12 @@ export class PersonaChat extends LitElement {
   noHistory = false;
   /** Where the conversation id is kept: `local`, `session` or `none`. */
   storage: StorageKind = 'local';
+  /**
+   * When the launcher script (`persona-chat.js`) loads the chat: `intent` (a pointer over it, the focus, a touch, a
+   * press), `idle` (when the browser is idle) or `eager` (at once). Inline mode, `open` and a reply to resume load it
+   * at once whatever this says. Read by the launcher before the chat is loaded.
+   */
+  loading: 'intent' | 'idle' | 'eager' = 'intent';
   /** Page context sent when a conversation starts (flat string values). */
   metadata: Record<string, string> | undefined;
   /**

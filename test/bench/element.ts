@@ -9,7 +9,8 @@
 // - long conversations: 500 restored messages (render to paint, DOM nodes, JS heap) beside deep-chat and 500 plain
 //   divs; the CPU of a keystroke and of streaming that reply under 500 messages and under none.
 // - opening: a click on the launcher of a page that loads dist/browser/persona-chat.js, from the chat chunk's arrival to the
-//   panel's first paint.
+//   panel's first paint; and what such a page fetches when its visitor never touches the chat, as it ships and with
+//   `loading="idle"`.
 // - large replies: a 195 KB table of 3,000 rows and a 197 KB list restored and streamed, until every row is drawn:
 //   the longest task of the main thread meanwhile, from a Chromium trace.
 //
@@ -18,6 +19,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { CDPSession, Page } from 'playwright-core';
@@ -95,9 +97,14 @@ async function serve() {
   const pages: Record<string, string> = {
     '/': page('<div id="stage"></div><script type="module" src="/element.js"></script>'),
     '/renderer': page('<script type="module" src="/renderer.js"></script>'),
-    // A page with the launcher: the chat chunk is loaded when the visitor shows intent.
+    // A page with the launcher: the chat chunk is loaded when the visitor shows intent; and one whose site asks for it
+    // when the browser is idle.
     '/opening': page(
       '<persona-chat endpoint="/api"></persona-chat><script type="module" src="/element.js"></script>' +
+        '<script type="module" src="/dist/browser/persona-chat.js"></script>',
+    ),
+    '/opening-idle': page(
+      '<persona-chat endpoint="/api" loading="idle"></persona-chat><script type="module" src="/element.js"></script>' +
         '<script type="module" src="/dist/browser/persona-chat.js"></script>',
     ),
   };
@@ -229,24 +236,38 @@ const typing = (server: Server, messages: number) =>
   });
 
 /**
- * A click on the launcher: `cold`, the chat chunk loads on the click (the page is kept from going idle, where the
- * launcher would load it before any click); otherwise the chat loaded while the page was idle, before the click.
+ * A click on the launcher: `cold`, the chat chunk loads on the click (the pointer coming over it is the first
+ * intent); otherwise the chat loaded while the page was idle (`loading="idle"`), before the click.
  */
 const opening = (server: Server, cold: boolean) =>
-  inBrowser(
-    server,
-    '/opening',
-    async page => {
-      if (!cold) {
-        await page.waitForFunction(() => customElements.get('persona-chat'));
-        await settle();
-      }
-      await call(page, 'armOpening');
-      await page.locator('persona-chat .launcher').click();
-      return page.evaluate(() => (window as unknown as { bench: ElementBench }).bench.opened!);
-    },
-    cold ? () => void (window.requestIdleCallback = () => 0) : undefined,
-  );
+  inBrowser(server, cold ? '/opening' : '/opening-idle', async page => {
+    if (!cold) {
+      await page.waitForFunction(() => customElements.get('persona-chat'));
+      await settle();
+    }
+    await call(page, 'armOpening');
+    await page.locator('persona-chat .launcher').click();
+    return page.evaluate(() => (window as unknown as { bench: ElementBench }).bench.opened!);
+  });
+
+/**
+ * A page with the launcher whose visitor never comes near it: what it fetched of persona-chat once loaded and idle
+ * (two idle callbacks run, then two seconds more), as the number of files and their bytes at gzip level 9.
+ */
+const untouched = (server: Server, idle: boolean) =>
+  inBrowser(server, idle ? '/opening-idle' : '/opening', async page => {
+    await page.waitForLoadState('load');
+    await page.evaluate(() => new Promise(done => requestIdleCallback(() => requestIdleCallback(done))));
+    await new Promise(resolve => setTimeout(resolve, 2000));
+    const paths = await page.evaluate(() =>
+      performance
+        .getEntriesByType('resource')
+        .map(entry => new URL(entry.name).pathname)
+        .filter(path => path.startsWith('/dist/browser/')),
+    );
+    const sizes = await Promise.all(paths.map(async path => gzipSync(await readFile(path.slice(1)), { level: 9 })));
+    return { files: paths.length, gzipBytes: sizes.reduce((sum, bytes) => sum + bytes.length, 0) };
+  });
 
 interface TraceEvent {
   name: string;
@@ -445,7 +466,10 @@ async function openingPanel(server: Server) {
   const { medians: m, loadLine } = await interleaved({
     cold: () => opening(server, true),
     warm: () => opening(server, false),
+    untouched: () => untouched(server, false),
+    untouchedIdle: () => untouched(server, true),
   });
+  const kb = (bytes: number) => (bytes / 1024).toFixed(1);
   return [
     `## Opening: a click on the launcher (dist/browser/persona-chat.js) to the panel's first paint (median of ${runs} interleaved runs)`,
     '',
@@ -453,18 +477,36 @@ async function openingPanel(server: Server) {
     '',
     table([
       {
-        click: 'the chat chunk loads on the click (on the pointer coming over it; the page never idle)',
+        click: 'the chat chunk loads on the click (on the pointer coming over it, the first intent)',
         'chunk arrived → panel painted ms': ms(m.cold.chunkToPaintMs!),
         'click → panel painted ms': ms(m.cold.clickToPaintMs!),
         target: '< 100 ms from the chunk',
         met: pass(m.cold.chunkToPaintMs! < 100),
       },
       {
-        click: 'the chat chunk loaded while the page was idle',
+        click: 'the chat chunk loaded while the page was idle (`loading="idle"`)',
         'chunk arrived → panel painted ms': '',
         'click → panel painted ms': ms(m.warm.clickToPaintMs!),
       },
     ]),
+    '',
+    table([
+      {
+        'a page whose visitor never touches the chat': 'as it ships (`loading="intent"`)',
+        'files of persona-chat fetched': m.untouched.files,
+        'their gzip KB': kb(m.untouched.gzipBytes!),
+        target: '≤ 3 KB',
+        met: pass(m.untouched.gzipBytes! <= 3 * 1024),
+      },
+      {
+        'a page whose visitor never touches the chat': 'with `loading="idle"`',
+        'files of persona-chat fetched': m.untouchedIdle.files,
+        'their gzip KB': kb(m.untouchedIdle.gzipBytes!),
+      },
+    ]),
+    '',
+    "Fetched: the files of dist/browser/ in the page's resource entries once it loaded and two idle callbacks ran, " +
+      'then two seconds more; their bytes at gzip level 9, as a server compressing them would send them.',
   ].join('\n');
 }
 

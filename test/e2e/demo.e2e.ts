@@ -41,9 +41,14 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
     if (demo?.pid) process.kill(-demo.pid, 'SIGINT');
   });
 
+  /**
+   * A page of the demo at `path`, its CSP and Trusted Types violations kept in `violations`; `before` runs first (a
+   * route, a listener).
+   */
   async function page(
     path: string,
     options: { colorScheme?: 'light' | 'dark'; width?: number; forcedColors?: 'active' } = {},
+    before?: (p: Page) => Promise<void> | void,
   ): Promise<Page> {
     const context = await browser.newContext({
       viewport: { width: options.width ?? 1200, height: 800 },
@@ -52,6 +57,7 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
       reducedMotion: 'reduce',
     });
     const p = await context.newPage();
+    await before?.(p);
     p.on('console', message => {
       if (/Content Security Policy|TrustedHTML|Trusted Type/i.test(message.text())) violations.push(message.text());
     });
@@ -66,26 +72,71 @@ describe('the demo, end to end', { timeout: 180_000 }, () => {
 
   const chat = (p: Page) => p.locator('persona-chat');
 
-  it('loads the launcher alone until the visitor shows intent, then the chat beside it, under the strict CSP', async () => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-    const p = await context.newPage();
-    const scripts: string[] = [];
-    p.on('request', request => {
-      if (request.resourceType() === 'script') scripts.push(new URL(request.url()).pathname);
+  /**
+   * The files a page fetched besides itself, as paths: each script, style sheet, image or font, and each call to the
+   * backend, in order. `loading` is written into the demo's own page as a site would write it, the page served with
+   * the demo's headers (its strict CSP), so that the same page is compared with and without it.
+   */
+  async function fetchedFiles(loading?: 'idle') {
+    const files: string[] = [];
+    const p = await page('', {}, async p => {
+      p.on('request', request => {
+        if (!request.isNavigationRequest()) files.push(new URL(request.url()).pathname);
+      });
+      if (!loading) return;
+      await p.route(url, async route => {
+        const response = await route.fetch();
+        const body = (await response.text()).replace('<persona-chat', `<persona-chat loading="${loading}"`);
+        await route.fulfill({ response, body });
+      });
     });
-    // The browser's idleness cannot be produced on demand: the page's idle callbacks wait for the test.
-    await p.addInitScript(() => {
-      window.requestIdleCallback = () => 0;
-    });
-    await p.goto(url);
-    await chat(p).locator('[part="launcher"]').waitFor();
-    assert.deepEqual(scripts, ['/persona-chat.js'], 'the page loaded the launcher and nothing else');
-    await chat(p).locator('[part="launcher"]').hover();
+    const launcher = chat(p).locator('[part="launcher"]');
+    await launcher.waitFor();
+    // The page idle: its load ended, the network quiet for half a second, and two idle callbacks run.
+    await p.waitForLoadState('networkidle');
+    await p.evaluate(() => new Promise(done => requestIdleCallback(() => requestIdleCallback(done))));
+    await p.waitForLoadState('networkidle');
+    const idle = [...files];
+    await launcher.hover();
     await p.waitForFunction(() => customElements.get('persona-chat'));
-    assert.match(scripts[1] ?? '', /^\/persona-chat-define-[\w-]+\.js$/, 'a pointer over it loads the chat');
-    await chat(p).locator('[part="launcher"]').click();
+    await p.waitForLoadState('networkidle');
+    const hovered = [...files];
+    await launcher.click();
     await chat(p).locator('textarea:focus').waitFor();
-    await context.close();
+    await p.waitForLoadState('networkidle');
+    const opened = [...files];
+    await p.context().close();
+    return { idle, hovered: hovered.slice(idle.length), opened: opened.slice(hovered.length) };
+  }
+
+  it('fetches the launcher alone until the visitor shows intent, then the chat beside it, under the strict CSP', async t => {
+    const { idle, hovered, opened } = await fetchedFiles();
+    t.diagnostic(`idle: ${idle.join(' ')}; on the first hover: ${hovered.join(' ')}; on opening: ${opened.join(' ')}`);
+    const ours = (files: string[]) => files.filter(file => /persona-chat/.test(file));
+    assert.deepEqual(ours(idle), ['/persona-chat.js'], 'an idle page fetched the launcher and nothing else of ours');
+    assert.deepEqual(
+      ours(hovered).map(file => file.replace(/-[\w-]{6}\.js$/, '-*.js')),
+      ['/persona-chat-define-*.js'],
+      'a pointer over it fetches the chat',
+    );
+    assert.ok(
+      ours(opened).every(file => file.startsWith('/persona-chat/')),
+      `opening fetches no more code, only the backend: ${opened.join(' ')}`,
+    );
+    assert.deepEqual(violations, []);
+  });
+
+  it('fetches the chat once the page is idle with loading="idle", before any intent', async t => {
+    const { idle, hovered, opened } = await fetchedFiles('idle');
+    t.diagnostic(`idle: ${idle.join(' ')}; on the first hover: ${hovered.join(' ')}; on opening: ${opened.join(' ')}`);
+    const ours = (files: string[]) => files.filter(file => /persona-chat/.test(file));
+    assert.deepEqual(
+      ours(idle).map(file => file.replace(/-[\w-]{6}\.js$/, '-*.js')),
+      ['/persona-chat.js', '/persona-chat-define-*.js'],
+      'the launcher, then the chat while the page was idle',
+    );
+    assert.deepEqual(ours(hovered), [], 'a pointer over it fetches nothing more');
+    assert.deepEqual(violations, []);
   });
 
   it('opens the launcher, streams a reply with footnotes, and restores it after a reload', async () => {

@@ -39,15 +39,25 @@ describe('attribute parsers', () => {
   });
 
   it('warn of each value not allowed, naming the allowed ones and the default used, and of a heading level', () => {
-    const known = { mode: 'inline', position: 'bottom-left', theme: 'dark', storage: 'none', headingLevel: 1 };
+    const known = {
+      mode: 'inline',
+      position: 'bottom-left',
+      theme: 'dark',
+      storage: 'none',
+      loading: 'idle',
+      headingLevel: 1,
+    };
     expect(warnings(() => warnUnknown(known))).to.deep.equal([]);
     expect(
       warnings(() => warnUnknown({ ...known, mode: '', theme: '' })),
       'unset',
     ).to.deep.equal([]);
-    expect(warnings(() => warnUnknown({ ...known, mode: 'popup', storage: 'cookie', headingLevel: 9 }))).to.deep.equal([
+    expect(
+      warnings(() => warnUnknown({ ...known, mode: 'popup', storage: 'cookie', loading: 'lazy', headingLevel: 9 })),
+    ).to.deep.equal([
       '<persona-chat>: mode="popup" is not one of launcher, inline; using launcher.',
       '<persona-chat>: storage="cookie" is not one of local, session, none; using local.',
+      '<persona-chat>: loading="lazy" is not one of intent, idle, eager; using intent.',
       '<persona-chat>: heading-level="9" is not a level from 1 to 6; using 2.',
     ]);
   });

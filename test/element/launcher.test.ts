@@ -1,7 +1,8 @@
 // The launcher script: what a page loads first draws the launcher without the chat, and the chat takes over on the
-// visitor's intent, at once where it must, or when the browser is idle. Each page is a frame of its own (a fresh
-// custom-element registry), against the real backend. The browser's idleness cannot be produced on demand, so each
-// frame's requestIdleCallback is replaced by a list the test runs when it chooses.
+// visitor's intent, at once where it must, or, where the site asks for it, at once or when the browser is idle. Each
+// page is a frame of its own (a fresh custom-element registry), against the real backend. The browser's idleness
+// cannot be produced on demand, so each frame's requestIdleCallback is replaced by a list the test runs when it
+// chooses.
 import { expect, waitUntil } from '@open-wc/testing';
 import { launcherTexts } from '../../src/element/locales/open.js';
 import { loadTable } from '../../src/element/locale.js';
@@ -28,9 +29,11 @@ async function page(body: string, before = '', src = '/src/element/launcher.ts')
   return frame.contentWindow as Frame;
 }
 
-/** Whether the chat's code was asked for: the element's own module. */
+/** Whether the chat's code was asked for: the module that defines the element, or the element's own. */
 const chatLoaded = (w: Frame) =>
-  w.performance.getEntriesByType('resource').some(entry => entry.name.includes('/src/element/persona-chat.ts'));
+  w.performance
+    .getEntriesByType('resource')
+    .some(entry => /\/src\/element\/(define|persona-chat)\.ts/.test(entry.name));
 
 const chat = (w: Frame, selector = 'persona-chat') => w.document.querySelector(selector) as Chat;
 
@@ -91,12 +94,58 @@ describe('the launcher script', () => {
     expect(el2.open).to.equal(false);
   });
 
-  it('loads the chat when the browser is idle', async () => {
+  it('does not load the chat because the browser is idle, unless the site asks for it with loading="idle"', async () => {
     const w = await page(`<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`);
-    expect(w.idle.length).to.be.greaterThan(0);
-    expect(chatLoaded(w)).to.equal(false);
-    w.idle.forEach(work => work());
+    w.idle.splice(0).forEach(work => work());
+    // What the idle work asked for would be on its way before this request, which goes to the same server.
+    await w.fetch('/src/element/launcher.ts?after-idle');
+    expect(chatLoaded(w), 'the browser idle, the chat is not asked for').to.equal(false);
+    expect(w.idle).to.deep.equal([]);
+
+    const idle = await page(
+      `<persona-chat loading="idle" endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+    );
+    expect(chatLoaded(idle)).to.equal(false);
+    idle.idle.forEach(work => work());
+    await idle.customElements.whenDefined('persona-chat');
+    expect(chat(idle).open, 'loaded, not opened').to.equal(false);
+  });
+
+  it('loads the chat when the browser is idle where the page shows no element, one inside a shadow root', async () => {
+    const w = await page(
+      '<div id="host"></div>',
+      `addEventListener('DOMContentLoaded', () => document.getElementById('host').attachShadow({ mode: 'open' })` +
+        `.innerHTML = '<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>');`,
+    );
+    const inside = w.document.getElementById('host')!.shadowRoot!.querySelector('persona-chat') as Chat;
+    expect(inside.shadowRoot, 'out of the launcher’s sight').to.equal(null);
+    w.idle.splice(0).forEach(work => work());
     await w.customElements.whenDefined('persona-chat');
+    await inside.updateComplete;
+    expect(inside.shadowRoot!.querySelectorAll('[part="launcher"]'), 'the chat draws its launcher').to.have.length(1);
+  });
+
+  it('loads the chat at once with loading="eager", keeping the launcher closed', async () => {
+    const w = await page(
+      `<persona-chat loading="eager" endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+    );
+    await w.customElements.whenDefined('persona-chat');
+    await chat(w).updateComplete;
+    expect(chat(w).open).to.equal(false);
+    expect(chat(w).shadowRoot!.querySelectorAll('[part="launcher"]')).to.have.length(1);
+  });
+
+  it('loads the chat when a script opens the element or asks for it early, before any intent', async () => {
+    const w = await page(`<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`);
+    chat(w).setAttribute('open', '');
+    await w.customElements.whenDefined('persona-chat');
+    await waitUntil(() => chat(w).open && chat(w).shadowRoot!.querySelector('[part="panel"]'), 'opened');
+
+    const early = await page(`<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`);
+    expect(chatLoaded(early)).to.equal(false);
+    chat(early).setAttribute('loading', 'eager');
+    await early.customElements.whenDefined('persona-chat');
+    expect(chat(early).open).to.equal(false);
   });
 
   it('loads the chat at once inline, open, or when a reload interrupted a message', async () => {
@@ -108,9 +157,9 @@ describe('the launcher script', () => {
         `sessionStorage.setItem('persona-chat:elsewhere:pending', '[]');`,
       ],
     ]) {
+      // The frame's idle callbacks never run.
       const w = await page(body!, before);
       await w.customElements.whenDefined('persona-chat');
-      expect(w.idle, 'without waiting for idleness').to.deep.equal([]);
     }
     sessionStorage.clear();
   });
@@ -234,7 +283,7 @@ describe('the launcher script as built', () => {
     sessionStorage.clear();
     const el = chat(w);
     expect(button(el), 'the launcher, while the chat is asked for at once').not.to.equal(null);
-    expect(w.idle, 'without waiting for idleness').to.deep.equal([]);
+    // The frame's idle callbacks never run: the tries are made at once.
     const notice = () => el.shadowRoot!.querySelector<HTMLElement>('[role="alert"]');
     await waitUntil(notice, 'it says so, once the tries are over', { timeout: 15_000 });
     expect([notice()!.lang, notice()!.dir, notice()!.textContent]).to.deep.equal(['ar', 'rtl', launcherTexts.ar![1]]);
