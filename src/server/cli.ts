@@ -252,4 +252,6 @@ async function main() {
   );
 }
 
-await main();
+// `persona-chat-server insights …` is the site owner's report, a program of its own.
+if (process.argv[2] === 'insights') await (await import('./insights/cli.js')).main(process.argv.slice(3));
+else await main();
