@@ -55,6 +55,7 @@ const limitsHelp = [
 ].join('\n');
 
 const help = `Usage: persona-chat-server [options]
+       persona-chat-server insights [options]   the site owner's report (see insights --help)
 
 Serves the persona-chat backend: the token exchange and the proxy routes <persona-chat> uses.
 Every flag can be set in the environment as PERSONA_CHAT_<FLAG> (e.g. PERSONA_CHAT_API_KEY);

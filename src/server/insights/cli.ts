@@ -70,19 +70,19 @@ function fail(message: string): never {
   return failWith(program, message);
 }
 
-/** Draws the progress on one line of stderr, at most ten times a second. */
-function progressBar(stream: NodeJS.WriteStream) {
+/** Draws the progress on one line of a terminal, at most ten times a second, and clears it at the end. */
+export function progressBar(stream: Pick<NodeJS.WriteStream, 'write'>, now = Date.now) {
   let last = 0;
   let drawn = false;
   const draw = (p: Progress, force = false) => {
-    const now = Date.now();
-    if (!force && now - last < 100) return;
-    last = now;
+    const time = now();
+    if (!force && time - last < 100) return;
+    last = time;
     const width = 24;
     const { done, total } = p.details;
     const line = total
       ? `[${'#'.repeat(Math.round((done / total) * width)).padEnd(width, '.')}] ${done}/${total} conversations read one by one`
-      : `reading the lists: ${p.pages} pages, ${p.conversations} conversations`;
+      : `reading the lists: ${p.pages} page${p.pages === 1 ? '' : 's'}, ${p.conversations} conversations`;
     stream.write(`\r\x1b[2K${line}`);
     drawn = true;
   };

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../../../src/emulator/node.js';
+import { progressBar } from '../../../src/server/insights/cli.js';
 import type { RunningEmulator } from '../../../src/emulator/node.js';
 import { apiKey, juniper } from '../../support/service.js';
 
@@ -96,5 +97,24 @@ describe('persona-chat-server insights', () => {
     }
     const help = await run(['--help']);
     assert.match(help.stdout, /^Usage: persona-chat-server insights/);
+  });
+});
+
+describe('progressBar', () => {
+  it('redraws one line, at most ten times a second, and clears it at the end', () => {
+    const written: string[] = [];
+    let time = 1000;
+    const bar = progressBar({ write: (s: string) => written.push(s) > 0 }, () => time);
+    bar.update({ pages: 1, conversations: 10, details: { done: 0, total: 0 } });
+    time += 50;
+    bar.update({ pages: 2, conversations: 20, details: { done: 0, total: 0 } });
+    time += 100;
+    bar.update({ pages: 3, conversations: 20, details: { done: 5, total: 20 } });
+    bar.end();
+    assert.deepEqual(written, [
+      '\r\x1b[2Kreading the lists: 1 page, 10 conversations',
+      '\r\x1b[2K[######..................] 5/20 conversations read one by one',
+      '\r\x1b[2K',
+    ]);
   });
 });
