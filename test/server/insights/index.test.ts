@@ -22,8 +22,8 @@ type Obj = Record<string, Record<string, Record<string, unknown>>>;
  * The report's figures counted again, plainly, from the emulator's own store: one pass per figure over every
  * message of every conversation that was not deleted.
  */
-function expected(conversations: Conversation[], personaId?: string) {
-  const inPeriod = (t?: string) => t !== undefined && Date.parse(t) >= from.getTime() && Date.parse(t) < to.getTime();
+function expected(conversations: Conversation[], personaId?: string, start = from, end = to) {
+  const inPeriod = (t?: string) => t !== undefined && Date.parse(t) >= start.getTime() && Date.parse(t) < end.getTime();
   const live = conversations.filter(
     c => !c.isDeleted && c.conversationStatus !== 'deleted' && (!personaId || c.personaId === personaId),
   );
@@ -129,12 +129,23 @@ describe('insights over a seeded emulator', () => {
     assert.equal(report.read.listed, stored.filter(c => !c.isDeleted).length);
   });
 
-  it('has every total of each persona, and its days add up to it', () => {
+  it('has every total of each persona and each of its days, and its days add up to it', () => {
     for (const persona of [ada, juniper]) {
       const mine = report.personas.find(p => p.personaId === persona.personaId)!;
       assert.equal(mine.name, persona.name);
       assert.deepEqual(mine.figures, expected(stored, persona.personaId).figures);
       const days = report.days.filter(d => d.personaId === persona.personaId);
+      for (const { day, personaId: _, conversations: __, ...figures } of days) {
+        // A conversation counts on one day of the period; every other figure is the day's own.
+        const start = new Date(`${day}T00:00:00Z`);
+        const { conversations: ___, ...want } = expected(
+          stored,
+          persona.personaId,
+          start,
+          new Date(start.getTime() + 86_400_000),
+        ).figures;
+        assert.deepEqual(figures, want, day);
+      }
       for (const key of [
         'conversations',
         'messages',
@@ -196,8 +207,13 @@ describe('insights over a seeded emulator', () => {
       for (const [metric, v] of Object.entries(p.figures))
         assert.equal(value('persona', metric, p.personaId!), String(v), metric);
     }
-    for (const d of report.days)
-      assert.equal(value('day', 'conversations', d.personaId!, d.day), String(d.conversations));
+    for (const d of report.days) {
+      for (const [metric, v] of Object.entries(d)) {
+        if (metric !== 'day' && metric !== 'personaId') {
+          assert.equal(value('day', metric, d.personaId!, d.day), v === null ? '' : String(v), `${d.day} ${metric}`);
+        }
+      }
+    }
     const questions = body.filter(r => r[at('section')] === 'question' && r[at('persona_id')] === '');
     assert.deepEqual(
       questions.map(r => [r[at('item')], Number(r[at('value')])]),
@@ -236,6 +252,24 @@ describe('insights over a seeded emulator', () => {
       assert.match(text, row, p.name);
       for (const q of p.topQuestions)
         assert.match(text, new RegExp(`${q.question.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+${q.count}\\b`));
+    }
+    const names = new Map(report.personas.map(p => [p.personaId, p.name]));
+    for (const d of report.days) {
+      const row = [
+        d.day,
+        names.get(d.personaId),
+        d.conversations,
+        d.questions,
+        d.replies,
+        d.visitors,
+        d.stopped,
+        d.failed,
+      ];
+      assert.match(
+        text,
+        new RegExp(row.map(cell => (typeof cell === 'number' ? number(cell) : cell)).join('\\s+')),
+        d.day,
+      );
     }
     assert.doesNotMatch(html, /<(img|iframe|script|svg onload|a href="javascript)/i);
     assert.match(html, /&lt;img src=https:\/\/tracker\.example\/pixel\.gif onerror=alert\(1\)&gt;/);
