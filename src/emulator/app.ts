@@ -22,6 +22,8 @@ import { defaultPersonas } from './personas.js';
 import type { Persona } from './personas.js';
 import { ModelError, builtinReply, openAiReply, sleep } from './replies.js';
 import type { OpenAiOptions, ReplyPlan } from './replies.js';
+import { seedConversations } from './seed.js';
+import type { SeedOptions } from './seed.js';
 import { ConversationStore, InvalidContinuationToken } from './store.js';
 import type { ListScope } from './store.js';
 
@@ -42,6 +44,8 @@ export interface EmulatorOptions {
   openai?: OpenAiOptions;
   /** Faults to start with. */
   faults?: Partial<FaultSettingsInput>;
+  /** Starts with a month (or the given days) of made-up conversations with the personas (see `seed.ts`). */
+  seed?: SeedOptions;
 }
 
 export interface Emulator {
@@ -104,6 +108,16 @@ const setStatusSchema = z.union(
   { error: 'conversationStatus must be a string of 1 to 64 characters' },
 );
 
+const seedSchema = z.strictObject({
+  conversations: z.int().min(0).max(100_000).optional(),
+  days: z.int().min(1).max(3660).optional(),
+  end: z.iso
+    .date()
+    .or(z.iso.datetime({ offset: true }))
+    .optional(),
+  seed: z.int().optional(),
+});
+
 const continueRoutes: { form: 'chat' | 'continue'; method: 'post' | 'patch'; suffix: string; delivery: Delivery }[] = [
   { form: 'chat', method: 'patch', suffix: 'chat', delivery: 'json' },
   { form: 'chat', method: 'patch', suffix: 'chat-sse', delivery: 'sse' },
@@ -138,6 +152,7 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   }
 
   const store = new ConversationStore();
+  if (options.seed) for (const conversation of seedConversations(personas, options.seed)) store.add(conversation);
   const faults = new Faults(options.faults);
   const knowledge = new Map(personas.map(p => [p.personaId, new KnowledgeBase(p)]));
   const everything = new KnowledgeBase({
@@ -164,6 +179,17 @@ export function createEmulator(options: EmulatorOptions = {}): Emulator {
   app.post('/__emulator/reset', c => {
     store.clear();
     return c.json({ faults: faults.reset(), conversations: 0 });
+  });
+  app.post('/__emulator/seed', async c => {
+    const body = await readBody(c, seedSchema);
+    let seeded;
+    try {
+      seeded = seedConversations(personas, body);
+    } catch (error) {
+      throw new EmulatorError(400, 'invalid_request', (error as Error).message);
+    }
+    for (const conversation of seeded) store.add(conversation);
+    return c.json({ seeded: seeded.length, conversations: store.size });
   });
   app.get('/__emulator/personas', c =>
     c.json({

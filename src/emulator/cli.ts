@@ -29,6 +29,9 @@ Options:
                           built-in engine (grounded on the same documents)
   --openai-api-key <key>  its API key
   --openai-model <name>   its model (required with --openai-base-url)
+  --seed <n>              start with n made-up conversations over the last 30 days (several
+                          visitors, pages, feedback, stopped and failed replies), the same
+                          ones every time for the same n and day
   -h, --help              show this help
 
 On start it prints one line per listener, "listening on http://HOST:PORT" (HTTP/1.1 first,
@@ -62,6 +65,7 @@ async function main() {
         'openai-base-url': { type: 'string' },
         'openai-api-key': { type: 'string' },
         'openai-model': { type: 'string' },
+        seed: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -79,6 +83,9 @@ async function main() {
   if (!Number.isFinite(pace) || pace < 0) fail('--pace must be a number of words per second, 0 or more');
   const routes = values.routes ?? 'both';
   if (routes !== 'both' && routes !== 'chat' && routes !== 'continue') fail('--routes must be both, chat or continue');
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0))
+    fail('--seed must be a whole number of conversations');
   const openaiBaseUrl = values['openai-base-url'];
   if (openaiBaseUrl && !values['openai-model']) fail('--openai-model is required with --openai-base-url');
 
@@ -90,6 +97,7 @@ async function main() {
     apiKeyHeader: values['api-key-header'],
     pace,
     routes,
+    ...(seed ? { seed: { conversations: seed } } : {}),
   };
   if (values.personas) {
     try {

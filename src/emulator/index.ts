@@ -10,3 +10,5 @@ export type { FaultSettings, FaultSettingsInput, FaultTarget } from './faults.js
 export { defaultPersonas, parsePersonas } from './personas.js';
 export type { Persona, PersonaDocument } from './personas.js';
 export type { OpenAiOptions } from './replies.js';
+export { seedConversations } from './seed.js';
+export type { SeedOptions } from './seed.js';

@@ -49,6 +49,11 @@ export class ConversationStore {
     return this.#conversations.get(conversationId);
   }
 
+  /** Every conversation, deleted ones too, in the order they were added. */
+  values(): IterableIterator<Conversation> {
+    return this.#conversations.values();
+  }
+
   /** One page of the scope's conversations and the token for the next page (null on the last). */
   list(
     scope: ListScope,

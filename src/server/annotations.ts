@@ -158,3 +158,43 @@ export function citationsOf(metadata: Record<string, unknown> | undefined): Map<
   }
   return kept;
 }
+
+/** How a reply that left nothing in the service's history ended: stopped by the visitor, or failed. */
+export interface KeptOutcome {
+  status: 'stopped' | 'failed';
+  /** Our error code, for a failed reply. */
+  code?: string;
+  timestamp: string;
+}
+
+/** Outcomes are kept for the newest 100 replies that had one, in at most 8 KiB of JSON. */
+export const outcomeBounds = { entries: 100, bytes: 8 * 1024 };
+
+/**
+ * The metadata with the outcome of a reply kept under its run's key, bounded: a stopped or failed reply leaves no
+ * message in the service's history, and the backend's store forgets it after the replay window, so this is where a
+ * report over weeks learns of it.
+ */
+export function withOutcome(
+  metadata: Record<string, unknown> | undefined,
+  key: string,
+  outcome: KeptOutcome,
+): Record<string, unknown> {
+  const entries = { ...ours(metadata, 'outcomes'), [key]: outcome };
+  return withMap(metadata, 'outcomes', newest(entries, outcomeBounds));
+}
+
+/** The outcomes kept in the conversation's metadata, by run key; entries that are not outcomes are left out. */
+export function outcomesOf(metadata: Record<string, unknown> | undefined): Map<string, KeptOutcome> {
+  const kept = new Map<string, KeptOutcome>();
+  for (const [key, entry] of Object.entries(ours(metadata, 'outcomes'))) {
+    if (!isObject(entry) || (entry.status !== 'stopped' && entry.status !== 'failed')) continue;
+    if (typeof entry.timestamp !== 'string' || Number.isNaN(Date.parse(entry.timestamp))) continue;
+    kept.set(key, {
+      status: entry.status,
+      ...(typeof entry.code === 'string' ? { code: entry.code } : {}),
+      timestamp: entry.timestamp,
+    });
+  }
+  return kept;
+}

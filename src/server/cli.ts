@@ -55,6 +55,7 @@ const limitsHelp = [
 ].join('\n');
 
 const help = `Usage: persona-chat-server [options]
+       persona-chat-server insights [options]   the site owner's report (see insights --help)
 
 Serves the persona-chat backend: the token exchange and the proxy routes <persona-chat> uses.
 Every flag can be set in the environment as PERSONA_CHAT_<FLAG> (e.g. PERSONA_CHAT_API_KEY);
@@ -252,4 +253,6 @@ async function main() {
   );
 }
 
-await main();
+// `persona-chat-server insights …` is the site owner's report, a program of its own.
+if (process.argv[2] === 'insights') await (await import('./insights/cli.js')).main(process.argv.slice(3));
+else await main();

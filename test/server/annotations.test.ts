@@ -7,8 +7,11 @@ import {
   feedbackBounds,
   feedbackOf,
   newest,
+  outcomeBounds,
+  outcomesOf,
   withCitations,
   withFeedback,
+  withOutcome,
 } from '../../src/server/annotations.js';
 import type { KeptCitations, StoredFeedback } from '../../src/server/annotations.js';
 
@@ -164,5 +167,39 @@ describe('citations in metadata', () => {
       [...citationsOf(metadata)],
       [['good', [{ sourceName: 'Returns', partitions: [{ text: 'Thirty days.' }] }]]],
     );
+  });
+});
+
+describe('outcomes', () => {
+  it('keeps the outcome of a reply by its run key, beside the other keys of the metadata', () => {
+    const metadata = { client: { page: '/tents' }, personaChat: { feedback: { m1: thumbs(1) } } };
+    const kept = withOutcome(metadata, 'key-1', { status: 'failed', code: 'upstream_error', timestamp: at(2) });
+    assert.deepEqual(kept.client, { page: '/tents' });
+    assert.ok((kept.personaChat as { feedback: object }).feedback);
+    assert.deepEqual(outcomesOf(kept).get('key-1'), { status: 'failed', code: 'upstream_error', timestamp: at(2) });
+  });
+
+  it('keeps the newest within its bounds', () => {
+    let metadata: Record<string, unknown> = {};
+    for (let i = 0; i < outcomeBounds.entries + 5; i++)
+      metadata = withOutcome(metadata, `key-${i}`, { status: 'stopped', timestamp: at(i) });
+    const kept = outcomesOf(metadata);
+    assert.equal(kept.size, outcomeBounds.entries);
+    assert.ok(!kept.has('key-0') && kept.has(`key-${outcomeBounds.entries + 4}`));
+  });
+
+  it('reads back only entries that are outcomes', () => {
+    const metadata = {
+      personaChat: {
+        outcomes: {
+          a: { status: 'stopped', timestamp: at(1) },
+          b: { status: 'done', timestamp: at(1) },
+          c: { status: 'failed', timestamp: 'yesterday' },
+          d: 'stopped',
+        },
+      },
+    };
+    assert.deepEqual([...outcomesOf(metadata).keys()], ['a']);
+    assert.equal(outcomesOf(undefined).size, 0);
   });
 });
