@@ -162,7 +162,7 @@ const icons = directive(
  * along, for the keyboard and screen readers, without them.
  */
 export const reveal = (event: Event) =>
-  drawIcons((event.target as Element).closest?.('.message')?.querySelector(':scope > .reply-actions'));
+  drawIcons((event.target as Element).closest?.('.message')?.querySelector('.reply-actions'));
 
 const percents = new Map<string, Intl.NumberFormat>();
 
@@ -331,9 +331,9 @@ const piece = 6_144;
 /**
  * A finished reply's text and its sources, and whether what follows them (its actions) is drawn now.
  * - A reply written in this page goes on in the DOM it streamed into: its end costs what a frame of it did, however
- *   long it is, and its actions are drawn in the next frame (see `restOfEnd()`). Unless its end would
- *   cost more than a piece: its markers mean something else now that its sources are known, or much of it came while
- *   the page drew nothing (a hidden tab).
+ *   long it is, and its actions are drawn in the next frame (see `restOfEnd()`). Unless its end would cost more than
+ *   a piece: its markers mean something else now that its sources are known, or much of it came while the page drew
+ *   nothing (a hidden tab).
  * - Any other is drawn as plain DOM, and drawn again only when what it shows changes, not when the reply does
  *   otherwise (its thumbs): a source the visitor opened stays open. It is drawn a piece per task: each piece after
  *   those before it, busy until the last, then the sources; the DOM is then the one the whole reply drawn at once
@@ -364,8 +364,10 @@ function finished(
   // A view of its own: the one it streamed in, if it did, would give every piece it has at once.
   const view = viewFor(owner, key, context, true);
   view.setCitationCount(count);
-  const drawn: Drawn = { from, nodes: still(html`<div class="markdown" aria-busy="true"></div>`) };
-  const box = drawn.nodes[0]!;
+  const box = document.createElement('div');
+  box.className = 'markdown';
+  box.setAttribute('aria-busy', 'true');
+  const drawn: Drawn = { from, nodes: [box] };
   // A view that renders a final text in pieces gives the parts of the pieces before too, in order.
   let shown = 0;
   const draw = () => {
@@ -387,7 +389,9 @@ function finished(
       });
     } else {
       box.removeAttribute('aria-busy');
-      const after = still(listing(view));
+      const list = listing(view);
+      if (list === nothing) return;
+      const after = still(list);
       // After the first piece, the reply is in the document, and its sources go after its text there too.
       box.after(...after);
       drawn.nodes.push(...after);
