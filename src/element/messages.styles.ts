@@ -229,6 +229,11 @@ export const messagesCss = css`
     gap: 4px;
     margin-block-start: 6px;
   }
+  /* As large before its icon is drawn (see reveal() in messages.ts) as after. */
+  .reply-actions .icon-button {
+    min-inline-size: 28px;
+    min-block-size: 28px;
+  }
   .reply-actions .icon-button svg {
     inline-size: 16px;
     block-size: 16px;

@@ -3,7 +3,9 @@
  * How messages look: a message of the history, or a turn (the visitor's message and its reply), whose reply is
  * drawn from its status by one switch. Pure functions of the data and a few callbacks; the element owns the state.
  */
-import { html, nothing, render } from 'lit';
+import { html, noChange, nothing, render } from 'lit';
+import type { ElementPart } from 'lit';
+import { Directive, directive } from 'lit/directive.js';
 import type { Citation } from '../protocol.js';
 import { MarkdownView, loadCloser } from './markdown.js';
 import { defaultHeadingLevel, heading } from './render.js';
@@ -57,6 +59,45 @@ const views = new WeakMap<Owner, Map<string, MarkdownView | Drawn>>();
 /** Forgets the markdown views of an element's replies (a new conversation, or another one shown). */
 export const forgetViews = (owner: Owner) => views.delete(owner);
 
+/**
+ * The end of a streamed reply is drawn in two tasks, neither of them long: its text and sources as it ended at once,
+ * then its actions (and its announcement) in the next frame, before it is painted: one paint shows it whole. Per
+ * view: whether they are drawn, once its end was.
+ */
+const ends = new WeakMap<MarkdownView, boolean>();
+/** Per element, the frame that draws the rest of the end of its newest reply that ended, until it has. */
+const ending = new WeakMap<Owner, Promise<void>>();
+
+/** Resolves once the rest of the replies of `owner` that ended is drawn, and it updated; undefined when it is. */
+export const endsDrawn = (owner: Owner) => ending.get(owner);
+
+/** Where the end of the reply `key` is (see `ends`), for the guard of its turn, which draws again when it changes. */
+export const endOf = (owner: Owner, key: string) => ends.get(views.get(owner)?.get(key) as MarkdownView);
+
+/**
+ * Whether the rest of the end of the reply streamed in `view` (its actions) is drawn now: not in the task that draws
+ * the end of its text, but in the next frame's, which updates the element again.
+ */
+function restOfEnd(owner: Owner, view: MarkdownView): boolean {
+  if (!ends.has(view)) {
+    ends.set(view, false);
+    // In the next frame, or a task a little later where there is none (a hidden tab).
+    const later: Promise<void> = new Promise(resolve => {
+      const draw = () => {
+        if (ends.get(view)) return;
+        ends.set(view, true);
+        if (ending.get(owner) === later) ending.delete(owner);
+        owner.requestUpdate?.();
+        resolve();
+      };
+      requestAnimationFrame(draw);
+      setTimeout(draw, 100);
+    });
+    ending.set(owner, later);
+  }
+  return ends.get(view)!;
+}
+
 /** One markdown view per reply and element, so streaming re-lexes only the tail; a new one if `fresh`. */
 function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderContext, fresh?: boolean): MarkdownView {
   let map = views.get(owner);
@@ -85,13 +126,43 @@ function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderCon
 export const icon = (path: string) =>
   html`<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" aria-hidden="true"><path d=${path} /></svg>`;
 
-const copyIcon = icon('M9 9h11v11H9zM5 15H4V4h11v1');
-const thumb = (down: boolean) =>
-  icon(
-    down
-      ? 'M10 15v4a3 3 0 0 0 3 3l4-9V2H5.7a2 2 0 0 0-2 1.7l-1.4 9A2 2 0 0 0 4.3 15H10z'
-      : 'M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9A2 2 0 0 0 19.7 9H14z',
-  );
+/** The icons of a reply's actions, in their order: copy, thumbs up, thumbs down. */
+const actionIcons = [
+  'M9 9h11v11H9zM5 15H4V4h11v1',
+  'M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.3a2 2 0 0 0 2-1.7l1.4-9A2 2 0 0 0 19.7 9H14z',
+  'M10 15v4a3 3 0 0 0 3 3l4-9V2H5.7a2 2 0 0 0-2 1.7l-1.4 9A2 2 0 0 0 4.3 15H10z',
+];
+
+/** Draws the icons into the buttons of a reply's actions (`bar`), once. */
+function drawIcons(bar: Element | null | undefined) {
+  const buttons = bar?.children;
+  if (!buttons || buttons[0]?.firstChild) return;
+  actionIcons.forEach((path, i) => buttons[i]!.append(...still(icon(path))));
+}
+
+/**
+ * The icons of the actions whose element it is on, drawn when `shown` (and never taken away): Lit draws none of the
+ * buttons' content, so a button keeps its identity, and the focus, when its icon comes.
+ */
+const icons = directive(
+  class extends Directive {
+    render(_shown: boolean) {
+      return noChange;
+    }
+    override update(part: ElementPart, [shown]: [boolean]) {
+      if (shown) drawIcons(part.element);
+      return noChange;
+    }
+  },
+);
+
+/**
+ * A finished message was hovered or took the focus: the icons of its actions are drawn, if they were not. A reply of
+ * the history draws them only then (or when it has a vote or a comment, or is the newest): its buttons are there all
+ * along, for the keyboard and screen readers, without them.
+ */
+export const reveal = (event: Event) =>
+  drawIcons((event.target as Element).closest?.('.message')?.querySelector('.reply-actions'));
 
 const percents = new Map<string, Intl.NumberFormat>();
 
@@ -213,40 +284,25 @@ function markdown(owner: Owner, key: string, text: string, final: boolean, conte
 }
 
 /**
- * A reply's thumbs, each pressed while it is the vote given (pressed again, it takes the vote back), and under them
- * the comment sent with a thumbs-down, or the box asking for one.
+ * A reply's actions: its copy button and its thumbs, each pressed while it is the vote given (pressed again, it takes
+ * the vote back), and under them the comment sent with a thumbs-down, or the box asking for one. Their icons are drawn
+ * when `shown`, or when the reply is first hovered or focused (see `reveal()`). As few nodes as can be (no space
+ * between tags, no marker in a button), since the history has one per reply.
  */
 function feedbackButtons(
   { id, messageId, feedback, comment }: Pick<Turn, 'id' | 'messageId' | 'feedback' | 'comment'>,
   context: RenderContext,
+  shown = true,
 ) {
   const { strings, actions } = context;
-  return html`<div class="reply-actions">
-    <button type="button" class="icon-button" part="copy-reply-button" aria-label=${strings.copyReply} data-copy-reply>
-      ${copyIcon}
-    </button>
-    <button
-      type="button"
-      class="icon-button"
-      aria-label=${strings.helpful}
-      aria-pressed=${feedback === 'up'}
-      @click=${() => actions.feedback(id, messageId, feedback === 'up' ? undefined : 'up')}
-    >
-      ${thumb(false)}
-    </button>
-    <button
-      type="button"
-      class="icon-button"
-      aria-label=${strings.notHelpful}
-      aria-pressed=${feedback === 'down'}
-      @click=${() => actions.feedback(id, messageId, feedback === 'down' ? undefined : 'down')}
-    >
-      ${thumb(true)}
-    </button>
-    ${context.thanked === id ? html`<span class="thanks" role="status">${strings.feedbackThanks}</span>` : nothing}
-  </div>
-  ${comment ? html`<p class="given">${strings.yourComment} <q dir="auto">${comment}</q></p>` : nothing}
-  ${context.commenting === id ? context.form : nothing}`;
+  const vote = (value: Feedback) => () => actions.feedback(id, messageId, feedback === value ? undefined : value);
+  const asking = context.commenting === id;
+  // prettier-ignore
+  return html`<div class="reply-actions" ${icons(shown || !!feedback || !!comment || asking)}><button type="button" class="icon-button" part="copy-reply-button" aria-label=${strings.copyReply} data-copy-reply></button><button type="button" class="icon-button" aria-label=${strings.helpful} aria-pressed=${feedback === 'up'} @click=${vote('up')}></button><button type="button" class="icon-button" aria-label=${strings.notHelpful} aria-pressed=${feedback === 'down'} @click=${vote('down')}></button>${context.thanked === id ? html`<span class="thanks" role="status">${strings.feedbackThanks}</span>` : nothing}</div>${
+    comment || asking
+      ? [comment ? html`<p class="given">${strings.yourComment} <q dir="auto">${comment}</q></p>` : nothing, asking ? context.form : nothing]
+      : nothing
+  }`;
 }
 
 /**
@@ -273,10 +329,11 @@ function still(template: unknown): Element[] {
 const piece = 6_144;
 
 /**
- * A finished reply's text and its sources, as a pair.
+ * A finished reply's text and its sources, and whether what follows them (its actions) is drawn now.
  * - A reply written in this page goes on in the DOM it streamed into: its end costs what a frame of it did, however
- *   long it is. Unless its end would cost more than a piece: its markers mean something else now that its sources
- *   are known, or much of it came while the page drew nothing (a hidden tab).
+ *   long it is, and its actions are drawn in the next frame (see `restOfEnd()`). Unless its end would cost more than
+ *   a piece: its markers mean something else now that its sources are known, or much of it came while the page drew
+ *   nothing (a hidden tab).
  * - Any other is drawn as plain DOM, and drawn again only when what it shows changes, not when the reply does
  *   otherwise (its thumbs): a source the visitor opened stays open. It is drawn a piece per task: each piece after
  *   those before it, busy until the last, then the sources; the DOM is then the one the whole reply drawn at once
@@ -290,7 +347,7 @@ function finished(
   citations: Citation[],
   context: RenderContext,
   listed = true,
-): [unknown, unknown] {
+): [unknown, unknown, boolean] {
   const count = citations.length;
   const kept = views.get(owner)?.get(key);
   const listing = (view: MarkdownView) =>
@@ -300,14 +357,17 @@ function finished(
   if (kept instanceof MarkdownView) {
     if (!kept.setCitationCount(count) && text.length < kept.length + piece) {
       // Drawn by `kept`, the view `markdown()` finds.
-      return [markdown(owner, key, text, true, context, count), listing(kept)];
+      const drawn = markdown(owner, key, text, true, context, count);
+      return [drawn, listing(kept), !listed || restOfEnd(owner, kept)];
     }
-  } else if (kept && from.every((value, i) => value === kept.from[i])) return [kept.nodes, nothing];
+  } else if (kept && from.every((value, i) => value === kept.from[i])) return [kept.nodes, nothing, true];
   // A view of its own: the one it streamed in, if it did, would give every piece it has at once.
   const view = viewFor(owner, key, context, true);
   view.setCitationCount(count);
-  const drawn: Drawn = { from, nodes: still(html`<div class="markdown" aria-busy="true"></div>`) };
-  const box = drawn.nodes[0]!;
+  const box = document.createElement('div');
+  box.className = 'markdown';
+  box.setAttribute('aria-busy', 'true');
+  const drawn: Drawn = { from, nodes: [box] };
   // A view that renders a final text in pieces gives the parts of the pieces before too, in order.
   let shown = 0;
   const draw = () => {
@@ -329,7 +389,9 @@ function finished(
       });
     } else {
       box.removeAttribute('aria-busy');
-      const after = still(listing(view));
+      const list = listing(view);
+      if (list === nothing) return;
+      const after = still(list);
       // After the first piece, the reply is in the document, and its sources go after its text there too.
       box.after(...after);
       drawn.nodes.push(...after);
@@ -337,44 +399,35 @@ function finished(
   };
   views.get(owner)!.set(key, drawn);
   draw();
-  return [drawn.nodes, nothing];
+  return [drawn.nodes, nothing, true];
 }
 
 /**
  * A reply, an article named by who wrote it. Its content is a list whose first item is its text from the start
  * (see `reply()`).
  */
-const assistant = (busy: boolean, content: unknown, context: RenderContext) =>
-  html`<div
-    class="message assistant"
-    part="message assistant-message"
-    dir="auto"
-    role="article"
-    aria-label=${context.speaker}
-    aria-busy=${busy}
-  >
-    ${content}
-  </div>`;
+const assistant = (busy: boolean, content: unknown, context: RenderContext, after: unknown = nothing) =>
+  // prettier-ignore
+  html`<div class="message assistant" part="message assistant-message" dir="auto" role="article" aria-label=${context.speaker} aria-busy=${busy}>${content}${after}</div>`;
 
-/** A message of the visitor's, an article named "You". */
+/** A message of the visitor's, an article named "You": its text as the one node it holds. */
 const user = (text: string, context: RenderContext, queued = false) =>
-  html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" dir="auto" role="article" aria-label=${context.strings.you}>${text}</div>`;
+  html`<div class="message user ${queued ? 'queued' : ''}" part="message user-message" dir="auto" role="article" aria-label=${context.strings.you} .textContent=${text}></div>`;
 
-export function renderHistoryItem(owner: Owner, item: HistoryItem, context: RenderContext) {
-  return html`<div class="item" data-key=${item.id}>
-    ${
-      item.role === 'user'
-        ? user(item.text, context)
-        : assistant(
-            false,
-            [
-              ...finished(owner, item.id, item.text, item.citations, context),
-              item.messageId ? feedbackButtons(item, context) : nothing,
-            ],
-            context,
-          )
-    }
-  </div>`;
+/**
+ * A message of the history, in few nodes: a conversation of hundreds has one each. A reply's actions show their icons
+ * when `newest` (the newest reply of the history), or once it is hovered or focused (see `reveal()`).
+ */
+export function renderHistoryItem(owner: Owner, item: HistoryItem, context: RenderContext, newest = false) {
+  let message;
+  if (item.role === 'user') message = user(item.text, context);
+  else {
+    const [drawn] = finished(owner, item.id, item.text, item.citations, context);
+    // One node without the two markers Lit puts around each of a list's.
+    const nodes = Array.isArray(drawn) && drawn.length === 1 ? drawn[0] : drawn;
+    message = assistant(false, nodes, context, item.messageId ? feedbackButtons(item, context, newest) : nothing);
+  }
+  return html`<div class="item" data-key=${item.id}>${message}</div>`;
 }
 
 /** A notice under a reply that did not end well, with Retry when it is the one to retry. */
@@ -399,18 +452,20 @@ function reply(owner: Owner, turn: Turn, canRetry: boolean, context: RenderConte
   const { strings } = context;
   const { id, reply: text, citations } = turn;
   /** A turn that ended: its text (when it has one, or is `listed`, with its sources), then `after`. */
-  const ended = (after: unknown, listed = false) =>
-    assistant(
-      false,
-      [...(text || listed ? finished(owner, id, text, citations, context, listed) : []), after],
-      context,
-    );
+  const ended = (after: unknown, listed = false) => {
+    const [drawn, sources, rest] =
+      text || listed ? finished(owner, id, text, citations, context, listed) : [nothing, nothing, true];
+    return assistant(false, [drawn, sources], context, rest ? after : nothing);
+  };
   switch (turn.status) {
     case TurnStatus.queued:
       return nothing;
     case TurnStatus.accepting:
     case TurnStatus.streaming: {
       loadCloser();
+      // The first percentage format is slow to make (tens of ms): made while the reply is awaited, not in the task
+      // that draws its sources' relevance.
+      if (!text) percent(context.locale, 0);
       // Said in a reply whose connection is being made again, or waits for the browser to be online, in place of an
       // error; one status, whose words change with the connection.
       const waiting = context.offline || turn.reconnecting;

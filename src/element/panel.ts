@@ -10,7 +10,7 @@ import { guard } from 'lit/directives/guard.js';
 import { messageMaxLength } from '../protocol.js';
 import { chatIconPath } from './launcher.styles.js';
 import { copy, copyCode } from './clipboard.js';
-import { icon, renderHistoryItem, renderTurn, showSource } from './messages.js';
+import { endOf, icon, renderHistoryItem, renderTurn, reveal, showSource } from './messages.js';
 import type { RenderContext } from './messages.js';
 import { heading, highlight } from './render.js';
 import { activeTurn, timeline } from './state.js';
@@ -192,6 +192,8 @@ function renderContent(host: PanelHost, view: PanelView) {
           aria-live="off"
           @scroll=${on.scrolled}
           @click=${on.click}
+          @pointerover=${reveal}
+          @focusin=${reveal}
         >
           ${host.greeting ? html`<div class="message assistant" part="message assistant-message" dir="auto" role="article" aria-label=${context.speaker}>${host.greeting}</div>` : nothing}
           ${
@@ -242,11 +244,22 @@ function renderEntries(owner: PanelHost, { state, retryable, context }: PanelVie
   const { strings, speaker, locale, headingLevel, commenting, thanked, offline } = context;
   // Code is drawn highlighted once the highlighter has come.
   const around = [strings, speaker, locale, headingLevel, offline, highlight];
+  // The newest reply of the history shows its actions whole; the others, once hovered or focused.
+  const newest = state.history.findLast(item => item.role === 'assistant');
   const draw = (subject: HistoryItem | Turn, turn: boolean) =>
-    guard([subject, subject === retryable, ...around, commenting === subject.id, thanked === subject.id], () =>
-      turn
-        ? renderTurn(owner, subject as Turn, subject === retryable, context)
-        : renderHistoryItem(owner, subject as HistoryItem, context),
+    guard(
+      [
+        subject,
+        subject === retryable,
+        ...around,
+        commenting === subject.id,
+        thanked === subject.id,
+        turn ? endOf(owner, subject.id) : subject === newest,
+      ],
+      () =>
+        turn
+          ? renderTurn(owner, subject as Turn, subject === retryable, context)
+          : renderHistoryItem(owner, subject as HistoryItem, context, subject === newest),
     );
   const entries: (HistoryItem[] | Turn)[] = [];
   let run: HistoryItem[] = [];
@@ -262,7 +275,7 @@ function renderEntries(owner: PanelHost, { state, retryable, context }: PanelVie
   return entries.map(entry =>
     Array.isArray(entry)
       ? guard(
-          [...entry, ...around, commenting, thanked],
+          [...entry, ...around, commenting, thanked, newest],
           () => html`<div class="chunk">${entry.map(item => draw(item, false))}</div>`,
         )
       : draw(entry, true),

@@ -29,7 +29,7 @@ import { FeedbackController } from './feedback-controller.js';
 import { clickInMessages, renderPanel } from './panel.js';
 import type { PanelActions } from './panel.js';
 import { HistoryController } from './history-controller.js';
-import { forgetViews } from './messages.js';
+import { endsDrawn, forgetViews } from './messages.js';
 import { styles } from './persona-chat.styles.js';
 import { Transcript } from './transcript.js';
 import { TurnStatus, activeTurn, currentTurn, timeline } from './state.js';
@@ -332,6 +332,13 @@ export class PersonaChat extends LitElement {
     this.dispatchEvent(new PersonaChatReadyEvent());
   }
 
+  /** Also waits for the end of a reply drawn in the frame after its text: its actions (`messages.ts`). */
+  protected override async getUpdateComplete(): Promise<boolean> {
+    const done = await super.getUpdateComplete();
+    const ending = endsDrawn(this);
+    return ending ? ending.then(() => this.updateComplete) : done;
+  }
+
   protected override willUpdate(changed: PropertyValues<this>) {
     // A reply's markdown view takes its heading level when it is made.
     if (changed.has('headingLevel') && changed.get('headingLevel') !== undefined) forgetViews(this);
@@ -455,12 +462,17 @@ export class PersonaChat extends LitElement {
   }
 
   #replied(reply: ReplyResult, id: string) {
-    if (this.#inline || this.open) this.#announcer.announce(id);
-    else {
+    this.requestUpdate();
+    if (this.#inline || this.open) {
+      // Read out once drawn whole, with its actions, not in the task that ends its text.
+      void this.updateComplete.then(() => {
+        this.#announcer.announce(id);
+        this.requestUpdate();
+      });
+    } else {
       this.unread++;
       this.#announcer.say(this.#text.unread(this.unread));
     }
-    this.requestUpdate();
     this.dispatchEvent(
       new PersonaChatMessageEvent(reply.messageId, reply.content, reply.citations, reply.finishReason),
     );

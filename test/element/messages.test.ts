@@ -3,7 +3,7 @@
 // shown from its footnote.
 import { expect, waitUntil } from '@open-wc/testing';
 import { render } from 'lit';
-import { icon, renderHistoryItem, renderTurn, showSource, toggleSource } from '../../src/element/messages.js';
+import { icon, renderHistoryItem, renderTurn, reveal, showSource, toggleSource } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';
 import type { HistoryItem, Turn } from '../../src/element/state.js';
 import fr from '../../src/element/locales/fr.js';
@@ -300,6 +300,50 @@ describe('renderHistoryItem', () => {
     ]);
     const anonymous = draw(renderHistoryItem({}, item({ messageId: null }), contextOf().context));
     expect(thumbs(anonymous)).to.deep.equal([]);
+  });
+});
+
+describe('a reply of the history, light', () => {
+  const icons = (host: Element) => [...host.querySelectorAll('.reply-actions button')].map(b => b.childElementCount);
+
+  it('is drawn in few nodes: no space between tags, no text but its own', () => {
+    const host = draw(
+      renderHistoryItem({}, item({ text: 'Tents ship in 3 days.', citations: [] }), contextOf().context),
+    );
+    const texts = [...host.querySelectorAll('*')].flatMap(el => [...el.childNodes].filter(n => n.nodeType === 3));
+    expect(texts.map(t => t.textContent)).to.deep.equal(['Tents ship in 3 days.']);
+    const comments = document.createTreeWalker(host, NodeFilter.SHOW_COMMENT);
+    let count = 0;
+    while (comments.nextNode()) count++;
+    // The container's, the message's, its text's and actions', the thanks' and the comment's, and one to end.
+    expect(count, 'the markers of its few bindings').to.be.at.most(7);
+    const user = draw(renderHistoryItem({}, item({ role: 'user', text: 'Do you rent tents?' }), contextOf().context));
+    expect(user.querySelector('.message.user')!.childNodes.length, 'its text alone').to.equal(1);
+  });
+
+  it('has its actions, their icons drawn once it is hovered or focused; and at once when newest or voted', () => {
+    const { context, calls } = contextOf();
+    const host = draw(renderHistoryItem({}, item({ citations: [] }), context));
+    const buttons = [...host.querySelectorAll<HTMLButtonElement>('.reply-actions button')];
+    expect(buttons.map(b => b.getAttribute('aria-label'))).to.deep.equal(['Copy reply', 'Helpful', 'Not helpful']);
+    expect(icons(host), 'not yet').to.deep.equal([0, 0, 0]);
+    buttons[1]!.click();
+    expect(calls, 'and they work without').to.deep.equal([['feedback', 'h1', 'm1', 'up']]);
+    host.querySelector('.markdown')!.dispatchEvent(new Event('pointerover', { bubbles: true }));
+    expect(icons(host), 'not without a listener').to.deep.equal([0, 0, 0]);
+    host.addEventListener('pointerover', reveal);
+    host.querySelector('.markdown p')!.dispatchEvent(new Event('pointerover', { bubbles: true }));
+    expect(icons(host), 'hovered').to.deep.equal([1, 1, 1]);
+    expect([...host.querySelectorAll('.reply-actions button')], 'the same buttons').to.deep.equal(buttons);
+    expect(host.querySelector('.reply-actions svg')!.getAttribute('aria-hidden')).to.equal('true');
+
+    expect(icons(draw(renderHistoryItem({}, item({ citations: [] }), context, true))), 'newest').to.deep.equal([
+      1, 1, 1,
+    ]);
+    expect(icons(draw(renderHistoryItem({}, item({ feedback: 'down' }), context))), 'voted').to.deep.equal([1, 1, 1]);
+    expect(icons(draw(renderHistoryItem({}, item({ comment: 'Too short' }), context))), 'commented').to.deep.equal([
+      1, 1, 1,
+    ]);
   });
 });
 
