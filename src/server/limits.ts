@@ -76,6 +76,30 @@ export class Limiter {
     };
   }
 
+  /**
+   * A message's admission: counted in the user's and the address's windows, and one of the user's reply slots, all
+   * asked for at once (with a shared store, one write). Refused as `perMinute` refuses first, then as `replySlot`
+   * does; a slot taken for a message a window refused is given back.
+   */
+  async message(sub: string, c: Ctx): Promise<Admission> {
+    const { messagesPerUserPerMinute, messagesPerIpPerMinute } = this.#settings.limits;
+    const slot = this.replySlot(sub);
+    slot.catch(() => {});
+    try {
+      await Promise.all([
+        this.perMinute(`message:user:${sub}`, messagesPerUserPerMinute),
+        this.perIp('message', messagesPerIpPerMinute, c),
+      ]);
+    } catch (error) {
+      await slot.then(
+        admission => admission.release(),
+        () => {},
+      );
+      throw error;
+    }
+    return slot;
+  }
+
   /** The client's address: the hook's, the socket's, or the one the trusted proxies in front of us recorded. */
   clientIp(c: Ctx): string | undefined {
     if (this.#clientIpHook) return this.#clientIpHook(c.req.raw) ?? undefined;

@@ -10,9 +10,10 @@ import type { Citation, StreamEventName } from '../protocol.js';
 import { normalizeCitations } from '../service/citations.js';
 import type { ChatMessage, StreamChunk } from '../service/types.js';
 import { interrupted, restarting, toHttpError } from './errors.js';
-import { cut, utf8Length } from './run-log.js';
+import { cut, isTerminal, utf8Length } from './run-log.js';
 import type { LogEvents } from './run-log.js';
-import type { BackendStore, RunRecord } from './store.js';
+import { appendAll } from './store.js';
+import type { BackendStore, NewEvent, RunRecord } from './store.js';
 
 export interface RunLimits {
   /** How long a run and its log are kept after its last event. */
@@ -103,12 +104,27 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
   accepted.catch(() => {});
 
   let cited: Citation[] = [];
+  // The slot is given back with the reply's end, or when the producer ends: once.
+  let slotReleased: Promise<void> | undefined;
+  const releaseSlot = () => (slotReleased ??= admission.release());
+  // Events are queued by `append` and written together by `commit`: one step of the store for those of one read.
+  let queued: (NewEvent & { value: unknown })[] = [];
   const append = async <E extends StreamEventName>(event: E, data: LogEvents[E]) => {
-    const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
-    if (appended === null) throw new Halt('lease-lost');
-    if (event === 'citations') cited = (data as LogEvents['citations']).citations;
-    const after = event === 'done' && options.onDone?.(record, data as LogEvents['done'], cited);
-    if (after) background(after);
+    queued.push({ event, data: JSON.stringify(data), value: data });
+  };
+  const commit = async () => {
+    if (!queued.length) return;
+    const batch = queued;
+    queued = [];
+    // The reply's end gives its slot back in the same write to the store, and its lease in the same step.
+    const ending = isTerminal(batch.at(-1)!);
+    if (ending) releaseSlot().catch(() => {});
+    if ((await appendAll(store, id, batch, token, replayWindowMs, ending)) === null) throw new Halt('lease-lost');
+    for (const { event, value } of batch) {
+      if (event === 'citations') cited = (value as LogEvents['citations']).citations;
+      const after = event === 'done' && options.onDone?.(record, value as LogEvents['done'], cited);
+      if (after) background(after);
+    }
   };
   // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.
   const coalesceFrom = eventsPerRun - 70;
@@ -146,6 +162,7 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
           if (found.content) await append('delta', { text: found.content });
           if (historyCitations.length) await append('citations', { citations: historyCitations });
           await append('done', { messageId: found.messageId, runId: found.runId, finishReason: 'stop', usage: null });
+          await commit();
           return;
         }
       }
@@ -174,6 +191,7 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
               pending += cut(chunk.text, bytesPerRun - bytes);
               await flush();
               await append('done', { messageId: null, runId: null, finishReason: 'length', usage: null });
+              await commit();
               await batches.return(undefined);
               return;
             }
@@ -190,18 +208,19 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
               finishReason: typeof chunk.finishReason === 'string' ? chunk.finishReason : null,
               usage: chunk.usage ?? null,
             });
+            await commit();
             await batches.return(undefined);
             return;
           }
         }
         next = pull();
-        if (!pending) continue;
         if (pending.length >= flushBytes) await flush();
-        else if (appended < coalesceFrom) {
+        else if (pending && appended < coalesceFrom) {
           read ??= afterReads().then(() => ((read = undefined), false as const));
           const more = await Promise.race([next.then(ready, ready), read]);
           if (!more) await flush();
         }
+        await commit();
       }
       throw interrupted();
     } catch (error) {
@@ -212,10 +231,12 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
         if (halt?.why === 'stopped') {
           accept();
           await append('done', { messageId: null, runId: null, finishReason: 'stopped', usage: null });
+          await commit();
         } else {
           const failure = halt?.why === 'restarting' ? restarting() : halt ? interrupted() : toHttpError(error);
           try {
             await append('error', { code: failure.code, message: failure.message, retryable: failure.retryable });
+            await commit();
           } finally {
             // After the log says so, so that a request right after the refusal finds the run failed.
             refuse(failure);
@@ -227,7 +248,7 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
     } finally {
       clearInterval(renew);
       abort.abort(new Halt('closing'));
-      await Promise.allSettled([admission.release(), store.releaseLease(id, token)]);
+      await Promise.allSettled([releaseSlot(), store.releaseLease(id, token)]);
       job.ended();
     }
   })();

@@ -4,20 +4,37 @@
  * behind a load balancer act as one. Rate-limit windows are counters with an expiry; reply slots are sorted sets of
  * expiring leases, so an instance that dies gives its slots back; a run is a JSON record created with its
  * producer's lease in one script (the idempotency claim), and its log is a Redis Stream whose ids are
- * `<attempt>-<seq>`. Whoever waits for a run's next event or for a stop subscribes to the run's channel, which every
- * append, restart and stop publishes to: one subscriber connection per instance serves every waiting reader.
+ * `<attempt>-<seq>`.
+ *
+ * A producer appends the events of one read from the service in one script, one round trip, which publishes one
+ * wake-up on the run's channel for the whole batch. Readers on the producer's own instance need neither: the store
+ * keeps the newest events its producers appended (the log's tail, consecutive in it while the lease is held) and
+ * wakes them in the process. A reader on another instance subscribes to the run's channel while it follows (one
+ * subscriber connection per instance serves every such reader) and reads the stream itself when woken. A stop is a
+ * key and a message on one channel per prefix that every instance listens to; a producer's instance knows from the
+ * script that created its run whether a stop was already asked for, so that looking costs no round trip, and a look
+ * at the stop keys of every producer it holds, in one command every few seconds, makes up for a message lost.
  *
  * Every write that must be atomic is a Lua script. Scripts read the server's clock, never the instances'.
  * Redis Cluster is not supported (a script touches the keys of a run and of its conversation).
  *
  * When Redis cannot be reached, commands fail at once (no offline queue) with a StoreUnavailableError, which the
  * backend answers as 503 `store_unavailable`; so does a command a stalled Redis leaves unanswered past the command
- * timeout. The client reconnects by itself, and the store serves again as soon as Redis is back.
+ * timeout. The client reconnects by itself, and the store serves again as soon as Redis is back; what the instance
+ * knew of its runs is forgotten when the connection drops, and read from Redis again.
  */
 import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
 import { StoreUnavailableError, parseEventId } from './store.js';
-import type { BackendStore, CreateRunOptions, CreatedRun, LoggedEvent, RunRecord, WindowHit } from './store.js';
+import type {
+  BackendStore,
+  CreateRunOptions,
+  CreatedRun,
+  LoggedEvent,
+  NewEvent,
+  RunRecord,
+  WindowHit,
+} from './store.js';
 
 export interface RedisStoreOptions {
   /** `redis[s]://[[user][:password]@]host[:port][/db]`. */
@@ -31,12 +48,17 @@ export interface RedisStoreOptions {
 }
 
 type Reply = string | number | null | Reply[];
-/** The command connection: fails at once while Redis is away, and reconnects by itself. */
-const commandClient = (url: string, timeoutMs: number) =>
+/**
+ * The command connection: fails at once while Redis is away, and reconnects by itself. Commands are bounded by the
+ * store's own timer (`#guard`), from when they are sent to their answer: the client's `timeout` (by default 5 s),
+ * which covers only the wait to write, is turned off, for it costs an AbortSignal and a timer of its own per command
+ * (the timer fires whether or not the command was answered).
+ */
+const commandClient = (url: string) =>
   createClient({
     url,
     disableOfflineQueue: true,
-    commandOptions: { timeout: timeoutMs },
+    commandOptions: { timeout: 0 },
     socket: { connectTimeout: 2000, reconnectStrategy: retries => Math.min(100 * 2 ** retries, 2000) },
   });
 type Client = ReturnType<typeof commandClient>;
@@ -79,8 +101,8 @@ const scripts = {
     redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
     ${extend('KEYS[1]', 'ARGV[2]')}
     return 1`),
-  // KEYS: record, lease, conversation's runs, log. ARGV: record, ttlMs, token, leaseMs, perConversation, run id.
-  // Returns the record that stands when there is one, else nothing (created).
+  // KEYS: record, lease, conversation's runs, log, stop. ARGV: record, ttlMs, token, leaseMs, perConversation, run id.
+  // Returns the record that stands when there is one; else (created) whether a stop was asked for, 1 or 0.
   createRun: script(`
     local existing = redis.call('GET', KEYS[1])
     if existing then return existing end
@@ -91,7 +113,7 @@ const scripts = {
     redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[6])
     redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[5]) + 1))
     redis.call('PEXPIRE', KEYS[3], ARGV[2])
-    return false`),
+    return redis.call('EXISTS', KEYS[5])`),
   // KEYS: conversation's runs. ARGV: the prefix of record keys. The ids whose record still exists, oldest first.
   listRuns: script(`
     local live = {}
@@ -99,7 +121,8 @@ const scripts = {
       if redis.call('EXISTS', ARGV[1] .. id) == 1 then table.insert(live, id) end
     end
     return live`),
-  // KEYS: lease, record, log. ARGV: token, record, ttlMs, channel.
+  // KEYS: lease, record, log, stop. ARGV: token, record, ttlMs, channel. 0 without the lease; else 1, or 2 when a
+  // stop was asked for.
   restartRun: script(`
     if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
     redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
@@ -108,21 +131,27 @@ const scripts = {
       redis.call('PEXPIRE', KEYS[3], ARGV[3])
     end
     redis.call('PUBLISH', ARGV[4], 'restart')
-    return 1`),
-  // KEYS: lease, record, log. ARGV: token, event, data, ttlMs, channel, the prefix of conversation lists.
-  // Returns the new event's id, or nothing without the lease.
-  appendEvent: script(`
+    return 1 + redis.call('EXISTS', KEYS[4])`),
+  // KEYS: lease, record, log. ARGV: token, ttlMs, channel, the prefix of conversation lists, 1 to give the lease up
+  // (else 0), then the name and the data of each event. Returns the new events' ids, or nothing without the lease.
+  // One wake-up for them all.
+  appendEvents: script(`
     if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end
     local record = redis.call('GET', KEYS[2])
     if not record then return false end
     local run = cjson.decode(record)
-    local id = redis.call('XADD', KEYS[3], string.format('%d-*', run.attempt), 'e', ARGV[2], 'd', ARGV[3])
-    redis.call('PEXPIRE', KEYS[2], ARGV[4])
-    redis.call('PEXPIRE', KEYS[3], ARGV[4])
-    local list = ARGV[6] .. run.conversationId
-    if redis.call('EXISTS', list) == 1 then ${extend('list', 'ARGV[4]')} end
-    redis.call('PUBLISH', ARGV[5], id)
-    return id`),
+    local at = string.format('%d-*', run.attempt)
+    local ids = {}
+    for i = 6, #ARGV, 2 do
+      ids[#ids + 1] = redis.call('XADD', KEYS[3], at, 'e', ARGV[i], 'd', ARGV[i + 1])
+    end
+    if ARGV[5] == '1' then redis.call('DEL', KEYS[1]) end
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+    redis.call('PEXPIRE', KEYS[3], ARGV[2])
+    local list = ARGV[4] .. run.conversationId
+    if redis.call('EXISTS', list) == 1 then ${extend('list', 'ARGV[2]')} end
+    redis.call('PUBLISH', ARGV[3], ids[#ids])
+    return ids`),
   // KEYS: lease. ARGV: token, ttlMs.
   renewLease: script(`
     if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -132,21 +161,80 @@ const scripts = {
   releaseLease: script(`
     if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
     return 1`),
-  // KEYS: stop. ARGV: ttlMs, channel.
+  // KEYS: stop. ARGV: ttlMs, the stop channel, run id.
   requestStop: script(`
     redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-    redis.call('PUBLISH', ARGV[2], 'stop')
+    redis.call('PUBLISH', ARGV[2], ARGV[3])
     return 1`),
 };
 
+/** What this instance knows of a run whose lease it holds (one of its producers, or a reader ending the run). */
+interface LocalRun {
+  token: string;
+  /** Whether the lease is held, as far as this instance knows; false once released (the entry goes soon after). */
+  leased: boolean;
+  /** Whether this instance gave the lease up (with the run's last events, or by `releaseLease`). */
+  released?: boolean;
+  /** The attempt of `events`; 0 when not known yet (a lease taken without the record). */
+  attempt: number;
+  /**
+   * The newest events of the attempt's log, as this instance appended them: consecutive in the log, and while the
+   * lease is held, its newest. At most `tailLength`.
+   */
+  events: LoggedEvent[];
+  /** The id of the event before `events[0]`; null when there is none in the attempt; undefined when not known. */
+  before: string | null | undefined;
+  /** Whether a stop was asked for, as the run's script and the stop channel since told; undefined: ask Redis. */
+  stop: boolean | undefined;
+  /** The stop channel's epoch that `stop` holds for (-1: none). */
+  epoch: number;
+}
+
+/** A run's channel that the subscriber listens on for the readers of this instance that wait on the run. */
+interface Channel {
+  subscriber: Client;
+  /** Settles once Redis confirmed the subscription. */
+  subscribed: Promise<void>;
+  confirmed: boolean;
+  /** Readers using it; at 0, it is let go of after `followGraceMs`, unless a reader comes back. */
+  users: number;
+  idle: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Told when what it waits for may have happened; `wait` resolves true then (at once if it already was). */
+interface Listener {
+  wait(ms: number, signal?: AbortSignal): Promise<boolean>;
+  stop(): void;
+}
+
+/** How many of a run's newest events the producer's instance keeps for its readers. */
+const tailLength = 64;
+/** How long a run's channel stays subscribed after its last reader, for the next wait of a reader that follows. */
+const followGraceMs = 2000;
+/** How often the stop keys of the runs this instance produces are looked at, in case a stop message was lost. */
+const stopSweepMs = 5000;
+
 export class RedisStore implements BackendStore {
   readonly #client;
-  /** Subscribed to the channels of the runs this instance waits on; replaced when it stops answering. */
+  /** Subscribed to the stop channel, and to the channels of the runs this instance's readers follow from elsewhere. */
   #subscriber: Client;
   readonly #timeoutMs: number;
   readonly #prefix: string;
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>;
   #down = false;
+  /** The runs whose lease this instance holds. */
+  readonly #local = new Map<string, LocalRun>();
+  /** Readers waiting for a run's next events, and watchers of a run's stop, by run id. */
+  readonly #readers = new Map<string, Set<() => void>>();
+  readonly #stopWatchers = new Map<string, Set<() => void>>();
+  readonly #channels = new Map<string, Channel>();
+  /** Counts the times the stop channel may have missed messages (a subscriber connection lost or replaced). */
+  #stopEpoch = 0;
+  /** Whether the stop channel is subscribed on the subscriber as it is now, so that its messages arrive. */
+  #stopsLive = false;
+  /** Counts the stop messages received: what a script said of a stop holds only when none came while it ran. */
+  #stopMessages = 0;
+  readonly #stopSweep: ReturnType<typeof setInterval>;
 
   constructor(options: RedisStoreOptions) {
     const where = describe(options.url);
@@ -158,8 +246,12 @@ export class RedisStore implements BackendStore {
         if (detail) console.error(`persona-chat backend: ${detail}`);
       });
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
-    this.#client = this.#connect(commandClient(options.url, this.#timeoutMs));
-    this.#subscriber = this.#connect(this.#client.duplicate());
+    this.#client = this.#connect(commandClient(options.url));
+    // A connection lost may have lost writes, leases and stops: what this instance knew is read from Redis again.
+    this.#client.on('error', () => this.#forgetLocal());
+    this.#subscriber = this.#connectSubscriber();
+    this.#stopSweep = setInterval(() => void this.#sweepStops(), stopSweepMs);
+    this.#stopSweep.unref?.();
   }
 
   #connect(client: Client): Client {
@@ -169,6 +261,32 @@ export class RedisStore implements BackendStore {
       // Closed before it ever connected; the error was reported.
     });
     return client;
+  }
+
+  /** The subscriber: listens on the stop channel from each time it is ready (node-redis subscribes again itself). */
+  #connectSubscriber(): Client {
+    const subscriber = this.#connect(this.#client.duplicate());
+    const lost = () => {
+      if (subscriber !== this.#subscriber) return;
+      this.#stopsLive = false;
+      this.#stopEpoch++;
+    };
+    subscriber.on('error', lost);
+    subscriber.on('reconnecting', lost);
+    subscriber.on('ready', () => {
+      if (subscriber !== this.#subscriber) return;
+      this.#stopEpoch++;
+      subscriber.subscribe(this.#stopChannel, this.#onStop).then(
+        () => {
+          if (subscriber !== this.#subscriber || !subscriber.isReady) return;
+          this.#stopsLive = true;
+          // Messages may have been missed while the subscriber was away: every wait looks again.
+          this.#wakeAll();
+        },
+        () => {},
+      );
+    });
+    return subscriber;
   }
 
   async hit(key: string, windowMs: number): Promise<WindowHit> {
@@ -190,12 +308,24 @@ export class RedisStore implements BackendStore {
 
   async createRun(id: string, record: RunRecord, options: CreateRunOptions): Promise<CreatedRun> {
     const { ttlMs, perConversation, lease } = options;
-    const existing = await this.#run(
-      scripts.createRun,
-      [this.#key('run', id), this.#key('lease', id), this.#key('runs', record.conversationId), this.#key('log', id)],
-      [JSON.stringify(record), ttlMs, lease.token, lease.ttlMs, perConversation, id],
-    );
-    if (typeof existing === 'string') return { record: JSON.parse(existing) as RunRecord, created: false };
+    const keys = [
+      this.#key('run', id),
+      this.#key('lease', id),
+      this.#key('runs', record.conversationId),
+      this.#key('log', id),
+      this.#key('stop', id),
+    ];
+    const before = this.#stopState();
+    const answer = await this.#run(scripts.createRun, keys, [
+      JSON.stringify(record),
+      ttlMs,
+      lease.token,
+      lease.ttlMs,
+      perConversation,
+      id,
+    ]);
+    if (typeof answer === 'string') return { record: JSON.parse(answer) as RunRecord, created: false };
+    this.#hold(id, lease.token, record.attempt, { ...before, stop: answer === 1 });
     return { record: { ...record }, created: true };
   }
 
@@ -209,45 +339,130 @@ export class RedisStore implements BackendStore {
   }
 
   async restartRun(id: string, record: RunRecord, leaseToken: string, ttlMs: number): Promise<boolean> {
-    const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id)];
-    return (
-      (await this.#run(scripts.restartRun, keys, [leaseToken, JSON.stringify(record), ttlMs, this.#channel(id)])) === 1
-    );
+    const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id), this.#key('stop', id)];
+    const before = this.#stopState();
+    const answer = await this.#run(scripts.restartRun, keys, [
+      leaseToken,
+      JSON.stringify(record),
+      ttlMs,
+      this.#channel(id),
+    ]);
+    if (answer === 0) return false;
+    this.#hold(id, leaseToken, record.attempt, { ...before, stop: answer === 2 });
+    this.#wake(this.#readers, id);
+    return true;
   }
 
   async appendEvent(id: string, event: string, data: string, leaseToken: string, ttlMs: number) {
-    const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id)];
-    const args = [leaseToken, event, data, ttlMs, this.#channel(id), this.#key('runs', '')];
-    const appended = await this.#run(scripts.appendEvent, keys, args);
-    return typeof appended === 'string' ? appended : null;
+    return (await this.appendEvents(id, [{ event, data }], leaseToken, ttlMs))?.[0] ?? null;
   }
 
+  /** One script for all of them: one round trip, one wake-up on the run's channel. */
+  async appendEvents(
+    id: string,
+    events: readonly NewEvent[],
+    leaseToken: string,
+    ttlMs: number,
+    { release = false }: { release?: boolean } = {},
+  ) {
+    if (!events.length) return [];
+    const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id)];
+    const args: (string | number)[] = [leaseToken, ttlMs, this.#channel(id), this.#key('runs', ''), release ? 1 : 0];
+    for (const { event, data } of events) args.push(event, data);
+    let appended: Reply;
+    try {
+      appended = await this.#run(scripts.appendEvents, keys, args);
+    } catch (error) {
+      // Whether they were appended is not known (a stalled Redis may still run the script): the log is read again.
+      this.#drop(id);
+      throw error;
+    }
+    if (!Array.isArray(appended)) {
+      this.#drop(id, leaseToken);
+      return null;
+    }
+    const ids = appended as string[];
+    const attempt = parseEventId(ids[0]!)![0];
+    let run = this.#local.get(id);
+    if (run?.token !== leaseToken) {
+      // A lease this instance held without knowing of it any more (its connection dropped meanwhile).
+      run = { token: leaseToken, leased: true, attempt, events: [], before: undefined, stop: undefined, epoch: -1 };
+      this.#local.set(id, run);
+    }
+    if (run.attempt !== attempt) Object.assign(run, { attempt, events: [], before: undefined });
+    run.leased = true;
+    run.released = false;
+    ids.forEach((eventId, i) => {
+      // Frozen, so that readers share them rather than each getting a copy.
+      run.events.push(Object.freeze({ id: eventId, event: events[i]!.event, data: events[i]!.data, attempt }));
+    });
+    const over = run.events.length - tailLength;
+    if (over > 0) run.before = run.events.splice(0, over).at(-1)!.id;
+    if (release) this.#released(id, run);
+    this.#wake(this.#readers, id);
+    return ids;
+  }
+
+  /**
+   * The events after `after`, from the tail this instance keeps when it produces the run, else from the stream. A
+   * wait listens from before it looks, so that nothing appended while it looks is missed: in the process for a run
+   * this instance produces, on the run's channel for another.
+   */
   async readEvents(id: string, after: string | null, { waitMs, signal }: { waitMs: number; signal?: AbortSignal }) {
-    let found = await this.#eventsAfter(id, after);
-    if (found.length || waitMs <= 0 || signal?.aborted) return found;
-    await this.#waitOn(
-      this.#channel(id),
-      waitMs,
-      signal,
-      async () => (found = await this.#eventsAfter(id, after)).length > 0,
-    );
-    return found.length || signal?.aborted ? found : this.#eventsAfter(id, after);
+    const cached = this.#cached(id, after);
+    if (cached?.length || waitMs <= 0 || signal?.aborted) return cached ?? this.#eventsAfter(id, after);
+    let release: (() => void) | undefined;
+    if (!this.#local.get(id)?.leased) {
+      release = await this.#follow(id, signal);
+      if (signal?.aborted) {
+        release();
+        return [];
+      }
+    }
+    const listener = this.#listen(this.#readers, id);
+    try {
+      const found = cached ?? (await this.#eventsAfter(id, after));
+      if (found.length) return found;
+      const woken = await listener.wait(waitMs, signal);
+      if (signal?.aborted) return [];
+      // After a timeout, from the stream: the tail is not trusted for longer than it takes to hear of a change.
+      return (woken ? this.#cached(id, after) : undefined) ?? (await this.#eventsAfter(id, after));
+    } finally {
+      listener.stop();
+      release?.();
+    }
   }
 
   async lastEvent(id: string): Promise<LoggedEvent | undefined> {
+    const run = this.#local.get(id);
+    if (run?.leased && run.attempt && this.#client.isReady) {
+      if (run.events.length) return run.events.at(-1);
+      if (run.before === null) return undefined;
+    }
     const entries = (await this.#command(['XREVRANGE', this.#key('log', id), '+', '-', 'COUNT', '1'])) as Reply[];
     return entries.map(toEvent)[0];
   }
 
   async acquireLease(id: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.#command(['SET', this.#key('lease', id), token, 'NX', 'PX', String(ttlMs)])) === 'OK';
+    const taken = (await this.#command(['SET', this.#key('lease', id), token, 'NX', 'PX', String(ttlMs)])) === 'OK';
+    if (taken) this.#hold(id, token, 0);
+    return taken;
   }
 
   async renewLease(id: string, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.#run(scripts.renewLease, [this.#key('lease', id)], [token, ttlMs])) === 1;
+    const held = (await this.#run(scripts.renewLease, [this.#key('lease', id)], [token, ttlMs])) === 1;
+    if (!held) this.#drop(id, token);
+    return held;
   }
 
   async releaseLease(id: string, token: string): Promise<void> {
+    const run = this.#local.get(id);
+    if (run?.token === token) {
+      // Given up already, with the run's last events.
+      if (run.released) return;
+      this.#released(id, run);
+      this.#wake(this.#readers, id);
+    }
     await this.#run(scripts.releaseLease, [this.#key('lease', id)], [token]);
   }
 
@@ -256,44 +471,61 @@ export class RedisStore implements BackendStore {
   }
 
   async requestStop(id: string, ttlMs: number): Promise<void> {
-    await this.#run(scripts.requestStop, [this.#key('stop', id)], [ttlMs, this.#channel(id)]);
+    await this.#run(scripts.requestStop, [this.#key('stop', id)], [ttlMs, this.#stopChannel, id]);
+    this.#onStop(id);
   }
 
   async stopRequested(id: string): Promise<boolean> {
-    return (await this.#command(['EXISTS', this.#key('stop', id)])) === 1;
+    return this.#stopAsked(id, false);
   }
 
   /**
-   * Waits on the run's channel, and looks at the stop key every few seconds besides, in case a notification was
-   * lost while the subscriber reconnected. While Redis is away it keeps trying: a watch ends only with a stop or
+   * Waits for a message on the stop channel, a new subscriber (messages may have been lost) or the sweep of the stop
+   * keys, and looks at the stop key each time. While Redis is away it keeps trying: a watch ends only with a stop or
    * its signal.
    */
   async watchStop(id: string, signal: AbortSignal): Promise<void> {
-    for (;;) {
-      signal.throwIfAborted();
-      try {
-        if (await this.stopRequested(id)) return;
-        let stopped = false;
-        await this.#waitOn(this.#channel(id), 5000, signal, async () => (stopped = await this.stopRequested(id)));
-        if (stopped) return;
-      } catch (error) {
-        if (!(error instanceof StoreUnavailableError)) throw error;
-        await pause(1000, signal);
+    const listener = this.#listen(this.#stopWatchers, id);
+    try {
+      for (let fresh = false; ; fresh = true) {
+        signal.throwIfAborted();
+        try {
+          if (await this.#stopAsked(id, fresh)) return;
+        } catch (error) {
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          await pause(1000, signal);
+          continue;
+        }
+        await listener.wait(0, signal);
       }
+    } finally {
+      listener.stop();
     }
   }
 
   async clearStop(id: string): Promise<void> {
+    const run = this.#local.get(id);
+    if (run) run.stop = undefined;
     await this.#command(['DEL', this.#key('stop', id)]);
   }
 
   /** A round trip on both connections: a command, and a subscription (which a stuck subscriber never confirms). */
   async ping(): Promise<void> {
     await this.#command(['PING']);
-    await this.#waitOn(`${this.#prefix}ping`, 0, undefined, async () => true);
+    const subscriber = this.#subscriber;
+    const channel = `${this.#prefix}ping`;
+    const listener = () => {};
+    try {
+      await this.#confirm(subscriber, () => subscriber.subscribe(channel, listener));
+    } finally {
+      subscriber.unsubscribe(channel, listener).catch(() => {});
+    }
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#stopSweep);
+    for (const channel of this.#channels.values()) clearTimeout(channel.idle);
+    this.#channels.clear();
     for (const client of [this.#subscriber, this.#client]) {
       try {
         client.removeAllListeners('ready');
@@ -312,6 +544,125 @@ export class RedisStore implements BackendStore {
     return `${this.#prefix}events:${id}`;
   }
 
+  get #stopChannel() {
+    return `${this.#prefix}stop`;
+  }
+
+  /** A message on a run's channel: its readers here look. */
+  readonly #onEvents = (_message: string, channel: string) => {
+    this.#wake(this.#readers, channel.slice(this.#channel('').length));
+  };
+
+  /** A message on the stop channel (its run's id), or a stop asked for here: the run's watchers look. */
+  readonly #onStop = (id: string) => {
+    this.#stopMessages++;
+    const run = this.#local.get(id);
+    if (run) run.stop = undefined;
+    this.#wake(this.#stopWatchers, id);
+  };
+
+  /** What a script that reads the stop key is to be checked against: see `#hold`. */
+  #stopState() {
+    return { epoch: this.#stopsLive ? this.#stopEpoch : -1, messages: this.#stopMessages };
+  }
+
+  /**
+   * Notes the lease of a run as held here. `stop`: what its script found of the stop key, `before` the stop channel's
+   * state from before the script was sent (`#stopState`). A stop found stands; none found stands until a stop message
+   * comes, but only when the stop channel listened throughout and no stop message came while the script ran (that
+   * message may have been of this run, and come before the run was noted here).
+   */
+  #hold(id: string, token: string, attempt: number, found?: { stop: boolean; epoch: number; messages: number }) {
+    let stop: boolean | undefined;
+    if (found?.stop) stop = true;
+    else if (found && found.epoch !== -1 && found.messages === this.#stopMessages) stop = false;
+    this.#local.set(id, {
+      token,
+      leased: true,
+      attempt,
+      events: [],
+      before: attempt ? null : undefined,
+      stop,
+      epoch: found?.epoch ?? -1,
+    });
+  }
+
+  /**
+   * Notes the run's lease as given up. The run is kept a moment, for the readers about to read its last events, but
+   * its tail is not trusted to be the newest any more.
+   */
+  #released(id: string, run: LocalRun) {
+    run.leased = false;
+    run.released = true;
+    const forget = setTimeout(() => this.#local.get(id) === run && this.#local.delete(id), 1000);
+    forget.unref?.();
+  }
+
+  /** Forgets that this instance holds the run's lease (held by `token`, when given), and wakes its readers. */
+  #drop(id: string, token?: string) {
+    const run = this.#local.get(id);
+    if (!run || (token !== undefined && run.token !== token)) return;
+    this.#local.delete(id);
+    this.#wake(this.#readers, id);
+  }
+
+  #forgetLocal() {
+    if (!this.#local.size) return;
+    this.#local.clear();
+    this.#wakeAll();
+  }
+
+  /**
+   * The events after `after` as the tail of a run this instance produces holds them (none when the reader is at its
+   * end and the lease is held); undefined when the tail cannot tell, and the stream is read.
+   */
+  #cached(id: string, after: string | null): LoggedEvent[] | undefined {
+    const run = this.#local.get(id);
+    if (!run?.attempt || !this.#client.isReady) return undefined;
+    const { events } = run;
+    const from = after === null ? undefined : parseEventId(after);
+    let start: number;
+    if (!from || from[0] < run.attempt) {
+      // From the attempt's start.
+      if (run.before !== null) return undefined;
+      start = 0;
+    } else if (from[0] > run.attempt) return undefined;
+    else if (after === run.before) start = 0;
+    else {
+      let i = events.length - 1;
+      while (i >= 0 && events[i]!.id !== after) i--;
+      if (i < 0) return undefined;
+      start = i + 1;
+    }
+    if (start < events.length) return events.slice(start);
+    return run.leased ? [] : undefined;
+  }
+
+  /** Whether a stop of the run was asked for: as this instance knows it while that holds (`#hold`), else Redis. */
+  async #stopAsked(id: string, fresh: boolean): Promise<boolean> {
+    const run = this.#local.get(id);
+    const known =
+      !fresh &&
+      run?.leased &&
+      run.stop !== undefined &&
+      (run.stop || (run.epoch === this.#stopEpoch && this.#stopsLive)) &&
+      this.#client.isReady;
+    if (known) return run.stop!;
+    return (await this.#command(['EXISTS', this.#key('stop', id)])) === 1;
+  }
+
+  /** Looks at the stop keys of every run watched here, in one command: a stop message lost is found this way. */
+  async #sweepStops() {
+    const ids = [...this.#stopWatchers.keys()];
+    if (!ids.length || !this.#client.isReady) return;
+    try {
+      const values = (await this.#command(['MGET', ...ids.map(id => this.#key('stop', id))])) as Reply[];
+      values.forEach((value, i) => value !== null && this.#onStop(ids[i]!));
+    } catch {
+      // Redis is away: the watchers try again themselves.
+    }
+  }
+
   async #eventsAfter(id: string, after: string | null): Promise<LoggedEvent[]> {
     const from = after !== null && parseEventId(after) ? `(${after}` : '-';
     const entries = (await this.#command(['XRANGE', this.#key('log', id), from, '+'])) as Reply[];
@@ -319,47 +670,130 @@ export class RedisStore implements BackendStore {
   }
 
   /**
-   * Subscribes to `channel`, then resolves once `ready()` says so, a message comes, `ms` pass or `signal` aborts.
-   * Subscribing before looking means no message between the look and the wait is missed. A subscription Redis does
-   * not confirm within the command timeout (a connection gone half-open) fails the wait, and the subscriber is
-   * replaced.
+   * Subscribes to the run's channel for a reader, unless it is already, and resolves once Redis confirmed it; gives
+   * back what lets go of it. A subscription Redis does not confirm within the command timeout (a connection gone
+   * half-open) fails the wait, and the subscriber is replaced.
    */
-  async #waitOn(channel: string, ms: number, signal: AbortSignal | undefined, ready: () => Promise<boolean>) {
-    const subscriber = this.#subscriber;
-    let finish!: () => void;
-    const finished = new Promise<'finished'>(resolve => (finish = () => resolve('finished')));
-    signal?.addEventListener('abort', finish);
-    const listener = () => finish();
-    try {
-      // Bounded below, where a subscription not confirmed in time also replaces the subscriber.
-      const subscribing = this.#guard(() => subscriber.subscribe(channel, listener), false);
-      subscribing.catch(() => {});
-      let stuck!: ReturnType<typeof setTimeout>;
-      const late = new Promise<'stuck'>(resolve => (stuck = setTimeout(resolve, this.#timeoutMs, 'stuck')));
-      const first = await Promise.race([subscribing.then(() => 'subscribed' as const), late, finished]).finally(() =>
-        clearTimeout(stuck),
+  async #follow(id: string, signal?: AbortSignal): Promise<() => void> {
+    const name = this.#channel(id);
+    let channel = this.#channels.get(name);
+    if (!channel) {
+      const subscriber = this.#subscriber;
+      const subscribed = this.#confirm(subscriber, () => subscriber.subscribe(name, this.#onEvents));
+      const made: Channel = { subscriber, subscribed, confirmed: false, users: 0, idle: undefined };
+      subscribed.then(
+        () => (made.confirmed = true),
+        () => this.#channels.get(name) === made && this.#channels.delete(name),
       );
-      if (first === 'stuck') {
-        this.#replaceSubscriber(subscriber);
-        throw new StoreUnavailableError('Redis: a subscription was not confirmed in time');
-      }
-      if (first === 'finished') return;
-      if (ms <= 0 || (await ready())) return;
-      const remaining = setTimeout(finish, ms);
-      remaining.unref?.();
-      await finished.finally(() => clearTimeout(remaining));
-    } finally {
-      signal?.removeEventListener('abort', finish);
-      subscriber.unsubscribe(channel, listener).catch(() => {});
+      this.#channels.set(name, (channel = made));
+    }
+    const used = channel;
+    clearTimeout(used.idle);
+    used.users++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--used.users > 0) return;
+      used.idle = setTimeout(() => {
+        if (used.users > 0) return;
+        if (this.#channels.get(name) === used) this.#channels.delete(name);
+        used.subscriber.unsubscribe(name, this.#onEvents).catch(() => {});
+      }, followGraceMs);
+      used.idle.unref?.();
+    };
+    if (used.confirmed) return release;
+    try {
+      await untilSettledOrAborted(used.subscribed, signal);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
+  }
+
+  /** Subscribes with `subscribe`; a StoreUnavailableError when Redis does not confirm it in time (see `#follow`). */
+  async #confirm(subscriber: Client, subscribe: () => Promise<unknown>) {
+    // Bounded below, where a subscription not confirmed in time also replaces the subscriber.
+    const subscribing = this.#guard(subscribe, false);
+    subscribing.catch(() => {});
+    let stuck!: ReturnType<typeof setTimeout>;
+    const late = new Promise<'stuck'>(resolve => (stuck = setTimeout(resolve, this.#timeoutMs, 'stuck')));
+    const first = await Promise.race([subscribing.then(() => 'subscribed' as const), late]).finally(() =>
+      clearTimeout(stuck),
+    );
+    if (first === 'stuck') {
+      this.#replaceSubscriber(subscriber);
+      throw new StoreUnavailableError('Redis: a subscription was not confirmed in time');
     }
   }
 
-  /** Drops a subscriber that stopped answering for a new connection, once. */
+  /** Drops a subscriber that stopped answering for a new connection, once; every wait looks again. */
   #replaceSubscriber(stuck: Client) {
     if (this.#subscriber !== stuck) return;
-    this.#subscriber = this.#connect(this.#client.duplicate());
+    for (const channel of this.#channels.values()) clearTimeout(channel.idle);
+    this.#channels.clear();
+    this.#stopsLive = false;
+    this.#stopEpoch++;
+    this.#subscriber = this.#connectSubscriber();
     stuck.removeAllListeners('ready');
     stuck.destroy();
+    this.#wakeAll();
+  }
+
+  /** Listens for wake-ups of `id` in `waiters` until stopped. */
+  #listen(waiters: Map<string, Set<() => void>>, id: string): Listener {
+    let woken = false;
+    let resolve: ((woken: boolean) => void) | undefined;
+    const wake = () => {
+      if (resolve) resolve(true);
+      else woken = true;
+    };
+    let set = waiters.get(id);
+    if (!set) waiters.set(id, (set = new Set()));
+    set.add(wake);
+    const list = set;
+    return {
+      wait(ms, signal) {
+        if (woken || signal?.aborted) {
+          const was = woken;
+          woken = false;
+          return Promise.resolve(was);
+        }
+        return new Promise(done => {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const finish = (how: boolean) => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', aborted);
+            resolve = undefined;
+            done(how);
+          };
+          const aborted = () => finish(false);
+          resolve = finish;
+          if (ms > 0) {
+            timer = setTimeout(finish, ms, false);
+            timer.unref?.();
+          }
+          signal?.addEventListener('abort', aborted, { once: true });
+        });
+      },
+      stop() {
+        list.delete(wake);
+        if (!list.size && waiters.get(id) === list) waiters.delete(id);
+      },
+    };
+  }
+
+  #wake(waiters: Map<string, Set<() => void>>, id: string) {
+    const set = waiters.get(id);
+    if (set) for (const wake of set) wake();
+  }
+
+  /** Every reader and stop watcher looks again. */
+  #wakeAll() {
+    for (const waiters of [this.#readers, this.#stopWatchers]) {
+      for (const set of waiters.values()) for (const wake of set) wake();
+    }
   }
 
   #command(args: string[]): Promise<Reply> {
@@ -379,23 +813,31 @@ export class RedisStore implements BackendStore {
 
   /**
    * A command's answer, or a StoreUnavailableError: when it failed, and when it was not answered within the command
-   * timeout. The client's own timeout covers only the wait to write a command, not the wait for its answer, which a
-   * stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls. `bounded` false: the
-   * caller bounds the wait itself.
+   * timeout, which a stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls.
+   * `bounded` false: the caller bounds the wait itself.
    */
-  async #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const unanswered = new Promise<never>((_, reject) => {
-      if (bounded) timer = setTimeout(reject, this.#timeoutMs, new Error(`no answer within ${this.#timeoutMs} ms`));
+  #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = bounded
+        ? setTimeout(
+            () => reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`)),
+            this.#timeoutMs,
+          )
+        : undefined;
+      const failed = (error: unknown) => {
+        clearTimeout(timer);
+        const message = error instanceof Error ? error.message : String(error);
+        reject(new StoreUnavailableError(`Redis: ${message}`, { cause: error }));
+      };
+      try {
+        work().then(answer => {
+          clearTimeout(timer);
+          resolve(answer);
+        }, failed);
+      } catch (error) {
+        failed(error);
+      }
     });
-    try {
-      return await Promise.race([work(), unanswered]);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new StoreUnavailableError(`Redis: ${message}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   #unavailable(error: Error) {
@@ -448,4 +890,14 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
     timer.unref?.();
     signal?.addEventListener('abort', aborted);
   });
+}
+
+/** Settles as `promise` does, or resolves when `signal` aborts first. */
+function untilSettledOrAborted(promise: Promise<unknown>, signal?: AbortSignal): Promise<unknown> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve();
+  let aborted!: () => void;
+  const abort = new Promise<void>(resolve => (aborted = resolve));
+  signal.addEventListener('abort', aborted, { once: true });
+  return Promise.race([promise, abort]).finally(() => signal.removeEventListener('abort', aborted));
 }

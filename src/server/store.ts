@@ -56,6 +56,19 @@ export interface RunStore {
   /** Appends an event for the lease holder and returns its id; null when the lease is not held (stop writing). */
   appendEvent(id: string, event: string, data: string, leaseToken: string, ttlMs: number): Promise<string | null>;
   /**
+   * Appends several events in order, in one step (for a shared store, one round trip), for the lease holder: their
+   * ids, or null when the lease is not held (and none was appended). `release`: the last of them ends the attempt,
+   * and the lease may be given up in the same step (its holder still calls `releaseLease`). Optional: without it,
+   * `appendAll` appends them one by one.
+   */
+  appendEvents?(
+    id: string,
+    events: readonly NewEvent[],
+    leaseToken: string,
+    ttlMs: number,
+    options?: { release?: boolean },
+  ): Promise<string[] | null>;
+  /**
    * The events after `after` (from the start when null or from an earlier attempt), oldest first. When there are
    * none, waits up to `waitMs` for one; resolves empty on timeout or when `signal` aborts.
    */
@@ -82,6 +95,31 @@ export interface RunStore {
   watchStop(id: string, signal: AbortSignal): Promise<void>;
   /** Forgets a stop request, for a new attempt. */
   clearStop(id: string): Promise<void>;
+}
+
+/** An event to append: its name and its JSON data. */
+export interface NewEvent {
+  event: string;
+  data: string;
+}
+
+/** Appends `events` in one step where the store can (`appendEvents`), else one by one: as `appendEvents` answers. */
+export async function appendAll(
+  store: RunStore,
+  id: string,
+  events: readonly NewEvent[],
+  leaseToken: string,
+  ttlMs: number,
+  release = false,
+): Promise<string[] | null> {
+  if (store.appendEvents) return store.appendEvents(id, events, leaseToken, ttlMs, { release });
+  const ids: string[] = [];
+  for (const { event, data } of events) {
+    const appended = await store.appendEvent(id, event, data, leaseToken, ttlMs);
+    if (appended === null) return null;
+    ids.push(appended);
+  }
+  return ids;
 }
 
 export interface CreateRunOptions {

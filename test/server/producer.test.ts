@@ -4,7 +4,7 @@ import type { StreamEvents } from '../../src/protocol.js';
 import { Halt, produce } from '../../src/server/producer.js';
 import type { ProducerOptions, RunLimits } from '../../src/server/producer.js';
 import { MemoryStore } from '../../src/server/store.js';
-import type { RunRecord } from '../../src/server/store.js';
+import type { NewEvent, RunRecord } from '../../src/server/store.js';
 import { ServiceError } from '../../src/service/errors.js';
 import type { StreamChunk } from '../../src/service/types.js';
 import { scriptedService } from '../support/upstream.js';
@@ -27,10 +27,11 @@ async function start(
     limits?: Partial<RunLimits>;
     history?: Parameters<ReturnType<typeof scriptedService>['setHistory']>[0];
     refusal?: Error;
+    store?: MemoryStore;
   } = {},
   historyCitations: StreamEvents['citations']['citations'] | null = null,
 ) {
-  const store = new MemoryStore();
+  const store = options.store ?? new MemoryStore();
   const upstream = scriptedService();
   if (options.history) upstream.setHistory(options.history);
   if (options.refusal) upstream.refuseWith(options.refusal);
@@ -103,6 +104,40 @@ describe('the producer', () => {
       { event: 'delta', data: { text: 'Hi there [1]' } },
       { event: 'citations', data: { citations: [{ sourceName: 'Care guide' }] } },
       { event: 'done', data: { messageId: 'm1', runId: 'r1', finishReason: 'stop', usage: null } },
+    ]);
+  });
+
+  it('writes the events of one read in one step of a store that takes batches, the end with the lease given up', async () => {
+    /** A memory store that takes batches, and notes them. */
+    class Batching extends MemoryStore {
+      readonly batches: { events: string[]; release: boolean }[] = [];
+      async appendEvents(
+        id: string,
+        events: readonly NewEvent[],
+        token: string,
+        ttlMs: number,
+        options: { release?: boolean } = {},
+      ) {
+        this.batches.push({ events: events.map(e => e.event), release: Boolean(options.release) });
+        const ids: string[] = [];
+        for (const { event, data } of events) {
+          const appended = await this.appendEvent(id, event, data, token, ttlMs);
+          if (appended === null) return null;
+          ids.push(appended);
+        }
+        return ids;
+      }
+    }
+    const store = new Batching();
+    const { upstream, accepted, finished } = await start({ store });
+    await accepted;
+    upstream.calls[0]!.push({ type: 'delta', text: 'Hi' });
+    await until(() => store.batches.length === 1, 'the text to be written');
+    upstream.calls[0]!.push({ type: 'delta', text: ' there' }, { type: 'citations', citations: [] }, done());
+    assert.equal((await finished()).length, 4);
+    assert.deepEqual(store.batches, [
+      { events: ['delta'], release: false },
+      { events: ['delta', 'citations', 'done'], release: true },
     ]);
   });
 

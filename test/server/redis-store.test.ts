@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createClient } from '@redis/client';
 import { RedisStore } from '../../src/server/redis-store.js';
 import { StoreUnavailableError } from '../../src/server/store.js';
 import { startRedis } from '../support/redis.js';
@@ -84,7 +85,8 @@ describe('RedisStore alone', () => {
     const other = await connected(undefined, 'frozen:');
     after(() => Promise.all([store.close(), other.close(), proxy.close()]));
     await until(() => answers(store), 'the store to answer');
-    await store.createRun('r', record(), window);
+    // Produced by the other instance: a reader here waits on the run's channel.
+    await other.createRun('r', record(), window);
     proxy.freezeSubscribers();
 
     const controller = new AbortController();
@@ -137,5 +139,177 @@ describe('RedisStore alone', () => {
     await other.requestStop('r2', 60_000);
     await watching;
     assert.deepEqual(seen, ['unavailable', 'ready']);
+  });
+});
+
+/**
+ * What a run costs Redis, counted on a Redis of its own (INFO commandstats counts the commands scripts run too), and
+ * how its events and stops reach readers and producers on this instance and on another.
+ */
+describe('RedisStore, round trips', () => {
+  let own: RedisServer;
+  let admin: ReturnType<typeof createClient>;
+  let prefixes = 0;
+  before(async () => {
+    own = await startRedis();
+    admin = createClient({ url: own.url });
+    await admin.connect();
+  });
+  after(async () => {
+    await admin.quit();
+    await own.stop();
+  });
+
+  /** Two instances of the backend on that Redis: `a` produces, `b` is another instance. */
+  async function pair() {
+    const prefix = `rt${++prefixes}:`;
+    const make = async () => {
+      const store = new RedisStore({ url: own.url, prefix, onStatus: () => {} });
+      after(() => store.close());
+      await until(() => answers(store), 'the store to answer');
+      return store;
+    };
+    return { a: await make(), b: await make(), prefix };
+  }
+
+  /** The calls of each command since the last `reset()`, as Redis counts them. */
+  async function calls(): Promise<Record<string, number>> {
+    const info = await admin.info('commandstats');
+    const counted: Record<string, number> = {};
+    for (const [, name, n] of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) counted[name!] = Number(n);
+    delete counted.info;
+    delete counted['config|resetstat'];
+    return counted;
+  }
+  const reset = () => admin.configResetStat();
+  const events = (...names: string[]) => names.map((event, i) => ({ event, data: JSON.stringify({ i }) }));
+
+  it('appends a batch of events in one script, with one wake-up, which a follower on another instance reads in one go', async () => {
+    const { a, b, prefix } = await pair();
+    await a.createRun('r', record(), window);
+    const following = b.readEvents('r', null, { waitMs: 10_000 });
+    await until(
+      async () => (await admin.pubSubNumSub(`${prefix}events:r`))[`${prefix}events:r`] === 1,
+      'the follower to subscribe',
+    );
+    await reset();
+    const ids = await a.appendEvents('r', events('delta', 'citations', 'done'), 'a', 60_000);
+    const read = await following;
+    assert.deepEqual(
+      read.map(e => [e.id, e.event]),
+      ids!.map((id, i) => [id, ['delta', 'citations', 'done'][i]]),
+    );
+    const counted = await calls();
+    assert.equal(counted.evalsha, 1, 'one script for the batch');
+    assert.equal(counted.xadd, 3);
+    assert.equal(counted.publish, 1, 'one wake-up for the batch');
+    assert.equal(counted.xrange, 1, 'the follower read the stream once');
+  });
+
+  it('tells a reader on the producer’s instance of its events without asking Redis', async () => {
+    const { a } = await pair();
+    await a.createRun('r', record(), window);
+    const first = await a.appendEvents('r', events('delta'), 'a', 60_000);
+    await reset();
+    const waiting = a.readEvents('r', first![0]!, { waitMs: 10_000 });
+    const ids = await a.appendEvents('r', events('delta', 'done'), 'a', 60_000);
+    assert.deepEqual(
+      (await waiting).map(e => e.id),
+      ids,
+    );
+    assert.deepEqual(
+      (await a.readEvents('r', null, { waitMs: 0 })).map(e => e.id),
+      [...first!, ...ids!],
+      'replayed from the start',
+    );
+    assert.equal((await a.lastEvent('r'))!.id, ids![1]);
+    const counted = await calls();
+    assert.equal(counted.evalsha, 1, 'the append, and nothing else');
+    assert.equal(counted.xrange, undefined, 'the stream was not read');
+    assert.equal(counted.xrevrange, undefined);
+  });
+
+  it('follows a run of another instance on one subscription, however many waits it takes', async () => {
+    const { a, b } = await pair();
+    await a.createRun('r', record(), window);
+    await reset();
+    let cursor: string | null = null;
+    for (let i = 0; i < 5; i++) {
+      const reading = b.readEvents('r', cursor, { waitMs: 10_000 });
+      await new Promise(resolve => setTimeout(resolve, 20));
+      const [id] = (await a.appendEvents('r', events('delta'), 'a', 60_000))!;
+      const read = await reading;
+      assert.deepEqual(
+        read.map(e => e.id),
+        [id],
+      );
+      cursor = id!;
+    }
+    assert.equal((await calls()).subscribe, 1);
+  });
+
+  it('gives the lease up with the last events when asked, and then releases it without a round trip', async () => {
+    const { a, b } = await pair();
+    await a.createRun('r', record(), window);
+    await a.appendEvents('r', events('done'), 'a', 60_000, { release: true });
+    assert.equal(await b.leaseHeld('r'), false);
+    await reset();
+    await a.releaseLease('r', 'a');
+    assert.deepEqual(await calls(), {});
+    assert.equal(await b.acquireLease('r', 'b', 60_000), true, 'another may take it at once');
+  });
+
+  it('knows a run it produces is not stopped without asking, and hears of a stop asked for on another instance', async () => {
+    const { a, b } = await pair();
+    await a.createRun('r', record(), window);
+    const watching = a.watchStop('r', new AbortController().signal);
+    await reset();
+    assert.equal(await a.stopRequested('r'), false);
+    assert.deepEqual(await calls(), {}, 'no command');
+    await b.requestStop('r', 60_000);
+    await watching;
+    assert.equal(await a.stopRequested('r'), true);
+  });
+
+  it('knows a run created after its stop is stopped, and stops its producer at once', async () => {
+    const { a, b } = await pair();
+    await b.requestStop('r', 60_000);
+    await a.createRun('r', record(), window);
+    await reset();
+    assert.equal(await a.stopRequested('r'), true);
+    await a.watchStop('r', new AbortController().signal);
+    assert.deepEqual(await calls(), {}, 'no command');
+  });
+
+  it('finds a stop whose message was lost, by its look at the stop keys every few seconds', async () => {
+    const { a, prefix } = await pair();
+    await a.createRun('r', record(), window);
+    const watching = a.watchStop('r', new AbortController().signal).then(() => 'stopped');
+    // The key without the message: as when the message was published while the subscriber reconnected.
+    await admin.set(`${prefix}stop:r`, '1', { PX: 60_000 });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise(resolve => (timer = setTimeout(resolve, 8000, 'late')));
+    assert.equal(await Promise.race([watching, late]).finally(() => clearTimeout(timer)), 'stopped');
+  });
+
+  it('reads from Redis once its lease went to another instance: a refused append, or a wait that timed out', async () => {
+    const { a, b } = await pair();
+    await a.createRun('r', record(), { ...window, lease: { token: 'a', ttlMs: 200 } });
+    const [first] = (await a.appendEvents('r', events('delta'), 'a', 60_000))!;
+    // The lease expires (this instance stalled), another instance takes it and ends the run.
+    await until(async () => !(await b.leaseHeld('r')), 'the lease to expire');
+    assert.equal(await b.acquireLease('r', 'b', 60_000), true);
+    const waiting = a.readEvents('r', first!, { waitMs: 300 });
+    const [ended] = (await b.appendEvents('r', events('error'), 'b', 60_000))!;
+    assert.deepEqual(
+      (await waiting).map(e => e.id),
+      [ended],
+      'read from the stream after the wait',
+    );
+    assert.equal(await a.appendEvents('r', events('delta'), 'a', 60_000), null, 'fenced');
+    assert.deepEqual(
+      (await a.readEvents('r', null, { waitMs: 0 })).map(e => e.id),
+      [first, ended],
+    );
   });
 });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { parseEventId } from '../../src/server/store.js';
+import { appendAll, parseEventId } from '../../src/server/store.js';
 import type { BackendStore, RunRecord } from '../../src/server/store.js';
 
 export interface StoreUnderTest {
@@ -132,10 +132,23 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
       assert.deepEqual(await store.readEvents('unknown', null, { waitMs: 0 }), []);
     });
 
+    it('appends a batch in order, in one step where the store can, only for the lease holder', async () => {
+      const { store } = await fresh();
+      await store.createRun('r', record(), window);
+      const batch = ['delta', 'citations', 'done'].map(event => ({ event, data: `{"${event}":1}` }));
+      assert.equal(await appendAll(store, 'r', batch, 'b', 60_000), null, 'fenced');
+      const ids = (await appendAll(store, 'r', batch, 'a', 60_000))!;
+      assert.deepEqual(
+        (await store.readEvents('r', null, { waitMs: 0 })).map(e => [e.id, e.event, e.data]),
+        batch.map(({ event, data }, i) => [ids[i], event, data]),
+      );
+    });
+
     it('wakes a waiting reader at an event appended by another instance, and gives up at its timeout or abort', async () => {
       const { store, twin } = await fresh();
       const other = await twin();
-      await store.createRun('r', record(), window);
+      // The other instance produces the run: it holds the lease.
+      await other.createRun('r', record(), window);
       const waiting = store.readEvents('r', null, { waitMs: 60_000 });
       await store.readEvents('r', null, { waitMs: 0 });
       const id = await other.appendEvent('r', 'delta', '{"text":"hi"}', 'a', 60_000);
@@ -153,15 +166,16 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
     it('starts a new attempt with an empty log whose ids follow the old ones', async () => {
       const { store, twin } = await fresh();
       const other = await twin();
-      await store.createRun('r', record(), window);
-      await store.appendEvent('r', 'delta', '{}', 'a', 60_000);
-      const last = (await store.appendEvent('r', 'error', '{}', 'a', 60_000))!;
+      // The other instance produces the run and restarts it; this one reads.
+      await other.createRun('r', record(), window);
+      await other.appendEvent('r', 'delta', '{}', 'a', 60_000);
+      const last = (await other.appendEvent('r', 'error', '{}', 'a', 60_000))!;
       const waiting = store.readEvents('r', last, { waitMs: 60_000 });
       assert.equal(await other.restartRun('r', { ...record(), attempt: 2 }, 'b', 60_000), false, 'only for the holder');
       assert.equal(await other.restartRun('r', { ...record(), attempt: 2 }, 'a', 60_000), true);
       assert.equal((await store.getRun('r'))!.attempt, 2);
       assert.deepEqual(await store.readEvents('r', null, { waitMs: 0 }), []);
-      const id = (await store.appendEvent('r', 'delta', '{}', 'a', 60_000))!;
+      const id = (await other.appendEvent('r', 'delta', '{}', 'a', 60_000))!;
       const [a, b] = [parseEventId(last)!, parseEventId(id)!];
       assert.ok(b[0] === 2 && b[0] > a[0], `later than every id of the first attempt: ${id}`);
       assert.deepEqual(

@@ -56,11 +56,7 @@ export function replyRoutes(parts: Parts) {
     const resentAt = firstSent(c);
     const { message } = await readJsonBody(c, messageSchema);
     await ownership.check(sub, id, requestSignal(c));
-    const admit = async () => {
-      await limiter.perMinute(`message:user:${sub}`, settings.limits.messagesPerUserPerMinute);
-      await limiter.perIp('message', settings.limits.messagesPerIpPerMinute, c);
-      return limiter.replySlot(sub);
-    };
+    const admit = () => limiter.message(sub, c);
     // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
     const keepAlive = keepAliveOf(c);
     const ref = { owner: sub, conversationId: id, key };
