@@ -12,7 +12,7 @@ import type { ChatMessage, StreamChunk } from '../service/types.js';
 import { interrupted, restarting, toHttpError } from './errors.js';
 import { cut, utf8Length } from './run-log.js';
 import type { LogEvents } from './run-log.js';
-import type { BackendStore, RunRecord } from './store.js';
+import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
 
 export interface RunLimits {
   /** How long a run and its log are kept after its last event. */
@@ -75,6 +75,8 @@ export interface Job {
   abort: AbortController;
   /** Told once, when the producer has ended and let go of its lease. */
   ended(): void;
+  /** Told each event the producer appended, with the id the store gave it, for the readers of this instance. */
+  publish?(event: LoggedEvent): void;
 }
 
 const ready = () => true as const;
@@ -83,10 +85,17 @@ const ready = () => true as const;
  * Resolves once the work already queued has run, the reads of what the service sent so far included: a macrotask
  * later (`setImmediate` where there is one).
  */
-const afterReads: () => Promise<void> =
-  typeof setImmediate === 'function'
-    ? () => new Promise(resolve => setImmediate(resolve))
-    : () => new Promise(resolve => setTimeout(resolve, 0));
+const afterReads = (): Promise<void> =>
+  (nextTurn ??= new Promise(resolve => {
+    const turn = () => {
+      nextTurn = undefined;
+      resolve();
+    };
+    if (typeof setImmediate === 'function') setImmediate(turn);
+    else setTimeout(turn, 0);
+  }));
+/** The turn every producer waiting for `afterReads` waits for: one for all of them, not one each. */
+let nextTurn: Promise<void> | undefined;
 
 /**
  * Runs a producer in the background: reads the service for the run's message and appends what it says to the run's
@@ -104,8 +113,10 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
 
   let cited: Citation[] = [];
   const append = async <E extends StreamEventName>(event: E, data: LogEvents[E]) => {
-    const appended = await store.appendEvent(id, event, JSON.stringify(data), token, replayWindowMs);
+    const json = JSON.stringify(data);
+    const appended = await store.appendEvent(id, event, json, token, replayWindowMs);
     if (appended === null) throw new Halt('lease-lost');
+    job.publish?.({ id: appended, event, data: json, attempt: record.attempt });
     if (event === 'citations') cited = (data as LogEvents['citations']).citations;
     const after = event === 'done' && options.onDone?.(record, data as LogEvents['done'], cited);
     if (after) background(after);

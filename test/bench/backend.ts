@@ -257,7 +257,7 @@ async function backendTarget(server: Server, count: number, visitors = 1): Promi
       post(
         `${base}/conversations/${conversations[n % count]}/messages`,
         {
-          authorization: `Bearer ${tokens[n % count % visitors]}`,
+          authorization: `Bearer ${tokens[(n % count) % visitors]}`,
           'content-type': 'application/json',
           accept: 'text/event-stream',
           'idempotency-key': crypto.randomUUID(),
@@ -377,16 +377,27 @@ export async function backendBench(): Promise<BackendTables> {
   const heldBursts = new Map<string, { failed: number; peakMb: number }[]>();
   try {
     type Begin = (service: Server, personaId: string) => Promise<Server>;
-    type Make = (server: Server, service: Server, personaId: string, count: number, visitors: number) => Promise<Target>;
+    type Make = (
+      server: Server,
+      service: Server,
+      personaId: string,
+      count: number,
+      visitors: number,
+    ) => Promise<Target>;
     const ofBackend: Make = (server, _service, _personaId, count, visitors) => backendTarget(server, count, visitors);
     const paths: [string, Begin, Make][] = [
       ['bare node:http proxy', service => start(['proxy', service.url]), proxyTarget],
       ['backend, memory store', (service, id) => startBackend('.', service.url, id), ofBackend],
     ];
     if (redis instanceof Error) out.latency.push({ path: `backend, Redis store: not measured (${redis.message})` });
-    else paths.push(['backend, Redis store', (service, id) => startBackend('.', service.url, id, redis.url), ofBackend]);
+    else
+      paths.push(['backend, Redis store', (service, id) => startBackend('.', service.url, id, redis.url), ofBackend]);
     if (before) {
-      paths.push([`backend before (${before}), memory store`, (service, id) => startBackend(before, service.url, id), ofBackend]);
+      paths.push([
+        `backend before (${before}), memory store`,
+        (service, id) => startBackend(before, service.url, id),
+        ofBackend,
+      ]);
       if (!(redis instanceof Error)) {
         paths.push([
           `backend before (${before}), Redis store`,

@@ -28,7 +28,9 @@ function heldPersona() {
       {
         documentId: 'long-answer',
         title: 'The long answer',
-        passages: [`The long answer begins here, and now ${words} it ends. That is all of the long answer, from the first word to the last one right here.`],
+        passages: [
+          `The long answer begins here, and now ${words} it ends. That is all of the long answer, from the first word to the last one right here.`,
+        ],
       },
     ],
   };

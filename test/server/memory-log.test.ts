@@ -32,8 +32,17 @@ describe('MemoryLog', () => {
     const log = new MemoryLog(1);
     const words = Array.from({ length: 100 }, (_, i) => `word${i} `);
     for (const word of words) log.append('delta', delta(word));
-    assert.equal(log.after(0).map(e => (JSON.parse(e.data) as { text: string }).text).join(''), words.join(''));
-    assert.deepEqual(log.after(97).map(e => e.id), ['1-98', '1-99', '1-100']);
+    assert.equal(
+      log
+        .after(0)
+        .map(e => (JSON.parse(e.data) as { text: string }).text)
+        .join(''),
+      words.join(''),
+    );
+    assert.deepEqual(
+      log.after(97).map(e => e.id),
+      ['1-98', '1-99', '1-100'],
+    );
     log.seal();
     log.append('delta', delta('more'));
     assert.deepEqual(log.last(), { id: '1-101', event: 'delta', data: delta('more'), attempt: 1 });
