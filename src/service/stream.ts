@@ -35,7 +35,12 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' ?
  */
 export class ChunkNormalizer {
   readonly #jsonOnly: boolean;
-  #text = '';
+  /**
+   * The text so far: strings of pieces joined, then the latest pieces. A string built with `+=` piece by piece is a
+   * tree that holds every piece until it is read whole; a reply held open for its whole length would keep hundreds.
+   */
+  #joined: string[] = [];
+  #pieces: string[] = [];
   #citations = '';
   #ended = false;
   #complete = false;
@@ -63,7 +68,10 @@ export class ChunkNormalizer {
 
   /** The whole reply text so far. */
   get text(): string {
-    return this.#text;
+    const text = [...this.#joined, ...this.#pieces].join('');
+    this.#joined = [text];
+    this.#pieces = [];
+    return text;
   }
 
   /** One event: its name (SSE `event:`, if any) and its data. Returns the chunks it produced. */
@@ -111,7 +119,10 @@ export class ChunkNormalizer {
 
   #delta(text: string, out: StreamChunk[]) {
     if (!text) return;
-    this.#text += text;
+    if (this.#pieces.push(text) >= 32) {
+      this.#joined.push(this.#pieces.join(''));
+      this.#pieces = [];
+    }
     out.push({ type: 'delta', text });
   }
 
@@ -159,7 +170,8 @@ export class ChunkNormalizer {
 
   /** A whole Chat response: either everything so far (cumulative) or just the next part. */
   #whole(content: string, out: StreamChunk[]) {
-    if (this.#text && content.startsWith(this.#text)) this.#delta(content.slice(this.#text.length), out);
+    const text = this.text;
+    if (text && content.startsWith(text)) this.#delta(content.slice(text.length), out);
     else this.#delta(content, out);
   }
 }

@@ -17,8 +17,9 @@
 //   open, the server's peak RSS (the kernel's high-water mark, reset before each burst) and its ratio to the proxy's
 //   in the same burst, the server's CPU, and the emulator's and this process's CPU share (neither may be the
 //   bottleneck).
-// - at once: the same bursts in front of the emulator at pace 0, each stream over in a moment (`BENCH_BACKEND`
-//   names the tables to run: `latency,held,burst` by default).
+// - at once (`BENCH_BACKEND=burst`, not run by default: the held-open run says more): the same bursts in front of the
+//   emulator at pace 0, each stream over in a moment. `BENCH_BACKEND` names the tables to run, `latency,held` by
+//   default.
 //
 // `BENCH_BEFORE=<dir>` adds the backend of another checkout (its dist/server/cli.js, built) beside this one's, with
 // the same clients in the same run: a before-and-after of a change.
@@ -34,7 +35,7 @@ const messages = Number(process.env.BENCH_MESSAGES ?? 1000);
 const warmUp = Number(process.env.BENCH_WARMUP ?? 2000);
 const streams = Number(process.env.BENCH_STREAMS ?? 2000);
 const attempts = Number(process.env.BENCH_ATTEMPTS ?? 3);
-const tables = new Set((process.env.BENCH_BACKEND ?? 'latency,held,burst').split(','));
+const tables = new Set((process.env.BENCH_BACKEND ?? 'latency,held').split(','));
 const before = process.env.BENCH_BEFORE;
 const concurrency = 8;
 /** The emulator CLI's default pace, in words per second (src/emulator/cli.ts). */
@@ -360,6 +361,12 @@ const pass = (ok: boolean) => (ok ? 'pass' : '**fail**');
 
 type Row = Record<string, unknown>;
 
+/** A row, also told on stderr as soon as it is measured: a long run shows how it goes. */
+const progress = (row: Row) => {
+  console.error(JSON.stringify(row));
+  return row;
+};
+
 export interface BackendTables {
   latency: Row[];
   held: Row[];
@@ -417,18 +424,20 @@ export async function backendBench(): Promise<BackendTables> {
           const row = await latency(server, target);
           floor ??= row;
           cpuPerMessage.set(path, row.cpuPerMessage);
-          out.latency.push({
-            path,
-            'first delta p50 ms': ms(row.firstP50),
-            'first delta p99 ms': ms(row.firstP99),
-            'added p50 / p99 ms':
-              row === floor ? '' : `${ms(row.firstP50 - floor.firstP50)} / ${ms(row.firstP99 - floor.firstP99)}`,
-            'whole reply p50 ms': ms(row.wholeP50),
-            'server CPU ms per message': row.cpuPerMessage.toFixed(2),
-            'CPU × proxy': (row.cpuPerMessage / floor.cpuPerMessage).toFixed(2),
-            'messages per s, 8 at a time': row.perSecond,
-            'load average': average,
-          });
+          out.latency.push(
+            progress({
+              path,
+              'first delta p50 ms': ms(row.firstP50),
+              'first delta p99 ms': ms(row.firstP99),
+              'added p50 / p99 ms':
+                row === floor ? '' : `${ms(row.firstP50 - floor.firstP50)} / ${ms(row.firstP99 - floor.firstP99)}`,
+              'whole reply p50 ms': ms(row.wholeP50),
+              'server CPU ms per message': row.cpuPerMessage.toFixed(2),
+              'CPU × proxy': (row.cpuPerMessage / floor.cpuPerMessage).toFixed(2),
+              'messages per s, 8 at a time': row.perSecond,
+              'load average': average,
+            }),
+          );
         } finally {
           server.stop();
         }
@@ -449,19 +458,21 @@ export async function backendBench(): Promise<BackendTables> {
             const row = await burst(server, service, target, message);
             peaks.push(row);
             const ratio = floor.length ? (row.peakMb / floor[attempt - 1]!).toFixed(2) : '';
-            rows.push({
-              path,
-              attempt,
-              failed: row.failed ? `${row.failed} (${row.how})` : 0,
-              'first delta p50 ms': Math.round(row.firstP50),
-              ...(held ? { 'open p50 s': (row.wholeP50 / 1000).toFixed(1) } : {}),
-              'RSS idle / peak MB': `${Math.round(idle)} / ${Math.round(row.peakMb)}`,
-              'KB per stream': Math.round(((row.peakMb - idle) * 1024) / streams),
-              'peak × proxy': ratio,
-              'server CPU s': (row.serverCpuMs / 1000).toFixed(1),
-              'emulator / bench CPU': `${percent(row.serviceShare)} / ${percent(row.ownShare)}`,
-              'load average': average,
-            });
+            rows.push(
+              progress({
+                path,
+                attempt,
+                failed: row.failed ? `${row.failed} (${row.how})` : 0,
+                'first delta p50 ms': Math.round(row.firstP50),
+                ...(held ? { 'open p50 s': (row.wholeP50 / 1000).toFixed(1) } : {}),
+                'RSS idle / peak MB': `${Math.round(idle)} / ${Math.round(row.peakMb)}`,
+                'KB per stream': Math.round(((row.peakMb - idle) * 1024) / streams),
+                'peak × proxy': ratio,
+                'server CPU s': (row.serverCpuMs / 1000).toFixed(1),
+                'emulator / bench CPU': `${percent(row.serviceShare)} / ${percent(row.ownShare)}`,
+                'load average': average,
+              }),
+            );
           }
           if (!floor.length) floor = peaks.map(p => p.peakMb);
           if (held) heldBursts.set(path, peaks);
