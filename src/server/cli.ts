@@ -5,6 +5,8 @@
  * as PERSONA_CHAT_ + the flag in upper snake case (PERSONA_CHAT_API_KEY for --api-key), which is how the API key
  * and the token secret should be given in production. Flags win over the environment.
  */
+// First, before the backend allocates anything: how much garbage V8 may keep (see heap.ts).
+import './lean-heap.js';
 import { parseArgs } from 'node:util';
 import { fail as failWith, stopOnSignals } from '../cli-support.js';
 import { createBackend } from './app.js';

@@ -13,7 +13,7 @@ import { interrupted, restarting, toHttpError } from './errors.js';
 import { cut, isTerminal, utf8Length } from './run-log.js';
 import type { LogEvents } from './run-log.js';
 import { appendAll } from './store.js';
-import type { BackendStore, NewEvent, RunRecord } from './store.js';
+import type { BackendStore, LoggedEvent, NewEvent, RunRecord } from './store.js';
 
 export interface RunLimits {
   /** How long a run and its log are kept after its last event. */
@@ -76,6 +76,8 @@ export interface Job {
   abort: AbortController;
   /** Told once, when the producer has ended and let go of its lease. */
   ended(): void;
+  /** Told each event the producer appended, with the id the store gave it, for the readers of this instance. */
+  publish?(event: LoggedEvent): void;
 }
 
 const ready = () => true as const;
@@ -84,10 +86,17 @@ const ready = () => true as const;
  * Resolves once the work already queued has run, the reads of what the service sent so far included: a macrotask
  * later (`setImmediate` where there is one).
  */
-const afterReads: () => Promise<void> =
-  typeof setImmediate === 'function'
-    ? () => new Promise(resolve => setImmediate(resolve))
-    : () => new Promise(resolve => setTimeout(resolve, 0));
+const afterReads = (): Promise<void> =>
+  (nextTurn ??= new Promise(resolve => {
+    const turn = () => {
+      nextTurn = undefined;
+      resolve();
+    };
+    if (typeof setImmediate === 'function') setImmediate(turn);
+    else setTimeout(turn, 0);
+  }));
+/** The turn every producer waiting for `afterReads` waits for: one for all of them, not one each. */
+let nextTurn: Promise<void> | undefined;
 
 /**
  * Runs a producer in the background: reads the service for the run's message and appends what it says to the run's
@@ -119,12 +128,15 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
     // The reply's end gives its slot back in the same write to the store, and its lease in the same step.
     const ending = isTerminal(batch.at(-1)!);
     if (ending) releaseSlot().catch(() => {});
-    if ((await appendAll(store, id, batch, token, replayWindowMs, ending)) === null) throw new Halt('lease-lost');
-    for (const { event, value } of batch) {
+    const ids = await appendAll(store, id, batch, token, replayWindowMs, ending);
+    if (ids === null) throw new Halt('lease-lost');
+    batch.forEach(({ event, data, value }, i) => {
+      // This instance's readers of the run are given the event at once, without asking the store.
+      job.publish?.({ id: ids[i]!, event, data, attempt: record.attempt });
       if (event === 'citations') cited = (value as LogEvents['citations']).citations;
       const after = event === 'done' && options.onDone?.(record, value as LogEvents['done'], cited);
       if (after) background(after);
-    }
+    });
   };
   // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.
   const coalesceFrom = eventsPerRun - 70;

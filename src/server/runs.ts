@@ -14,6 +14,8 @@
  */
 import type { Citation, RunStatus, RunView, StreamEvents } from '../protocol.js';
 import { HttpError, errorOfEvent, interrupted, restarting, runNotFound } from './errors.js';
+import { Channel, follow } from './following.js';
+import type { FollowContext, Following, RunReader } from './following.js';
 import { Halt, produce } from './producer.js';
 import type { Admission, Background, ProducerOptions, RunLimits } from './producer.js';
 import { fold, isTerminal, runId, statusOf, viewOf } from './run-log.js';
@@ -47,6 +49,9 @@ export class Runs {
   readonly #leaseMs: number;
   /** This instance's producers, so that closing can end them. */
   readonly #producers = new Set<AbortController>();
+  /** The channel of each run a producer of this instance is producing, which its readers here follow. */
+  readonly #channels = new Map<string, Channel>();
+  readonly #following: FollowContext;
   /** Told when the last producer ends, while draining. */
   readonly #idle = new EventTarget();
   /** Requests on their way to becoming producers (admission, the store), which draining waits for too. */
@@ -60,6 +65,12 @@ export class Runs {
     this.#limits = options.limits;
     this.#leaseMs = options.leaseMs ?? 15_000;
     this.#producer = { ...options, leaseMs: this.#leaseMs };
+    this.#following = {
+      store: this.#store,
+      leaseMs: this.#leaseMs,
+      channel: id => this.#channels.get(id),
+      interrupt: id => this.#interrupt(id),
+    };
   }
 
   /**
@@ -248,6 +259,14 @@ export class Runs {
     return this.#batches(runId(record), record.attempt, after, signal);
   }
 
+  /**
+   * Follows the run's attempt of `record` after `after` for a reply stream: the events are pushed to `reader`, those
+   * already logged at once, then each as it is appended (see following.ts).
+   */
+  followRun(record: RunRecord, after: string | null, reader: RunReader): Following {
+    return follow(this.#following, runId(record), record.attempt, after, reader);
+  }
+
   async *#batches(
     id: string,
     attempt: number,
@@ -354,11 +373,27 @@ export class Runs {
     const abort = new AbortController();
     this.#producers.add(abort);
     if (this.#halting) abort.abort(new Halt('restarting'));
+    const channel = new Channel(record.attempt);
+    this.#channels.get(id)?.close();
+    this.#channels.set(id, channel);
     const ended = () => {
       this.#producers.delete(abort);
+      if (this.#channels.get(id) === channel) this.#channels.delete(id);
+      channel.close();
       this.#whenIdle();
     };
-    return produce(this.#producer, { id, record, token, admission, historyCitations, background, abort, ended });
+    const publish = (event: LoggedEvent) => channel.publish(event);
+    return produce(this.#producer, {
+      id,
+      record,
+      token,
+      admission,
+      historyCitations,
+      background,
+      abort,
+      ended,
+      publish,
+    });
   }
 
   /** Ends a run whose producer vanished, under a lease of its own so that only one reader writes the end. */

@@ -10,6 +10,7 @@
  * signal as a key plus a notification. Event ids are opaque to callers and have the form `<number>-<number>`,
  * increasing within a run across its attempts.
  */
+import { MemoryLog } from './memory-log.js';
 
 export interface WindowHit {
   /** Hits in the current window, this one included. */
@@ -162,9 +163,8 @@ interface Expiring {
 
 interface MemoryRun extends Expiring {
   record: RunRecord;
-  events: LoggedEvent[];
-  /** The sequence number of the last event appended in the current attempt. */
-  seq: number;
+  /** The current attempt's events. */
+  log: MemoryLog;
 }
 
 /** Parses an event id into its two numbers; undefined when it is not one. */
@@ -234,7 +234,7 @@ export class MemoryStore implements BackendStore {
     const existing = this.#run(id);
     if (existing) return { record: { ...existing.record }, created: false };
     const expiresAt = this.#now() + ttlMs;
-    this.#runs.set(id, { record: { ...record }, events: [], seq: 0, expiresAt });
+    this.#runs.set(id, { record: { ...record }, log: new MemoryLog(record.attempt), expiresAt });
     this.#leases.set(id, { token: lease.token, expiresAt: this.#now() + lease.ttlMs });
     const list = this.#live(this.#byConversation, record.conversationId)?.ids ?? [];
     const ids = [...list.filter(other => other !== id && this.#run(other)), id].slice(-perConversation);
@@ -255,8 +255,7 @@ export class MemoryStore implements BackendStore {
     const run = this.#run(id);
     if (!run || !this.#holds(id, leaseToken)) return false;
     run.record = { ...record };
-    run.events = [];
-    run.seq = 0;
+    run.log = new MemoryLog(record.attempt);
     run.expiresAt = this.#now() + ttlMs;
     this.#notify(`events:${id}`);
     return true;
@@ -265,16 +264,15 @@ export class MemoryStore implements BackendStore {
   async appendEvent(id: string, event: string, data: string, leaseToken: string, ttlMs: number) {
     const run = this.#run(id);
     if (!run || !this.#holds(id, leaseToken)) return null;
-    const { attempt } = run.record;
-    // Frozen, so that readers share it rather than each getting a copy.
-    const logged: LoggedEvent = Object.freeze({ id: `${attempt}-${++run.seq}`, event, data, attempt });
-    run.events.push(logged);
+    const logged = run.log.append(event, data);
+    // Nothing follows a terminal event in its attempt: the log is packed for the rest of the replay window.
+    if (event === 'done' || event === 'error') run.log.seal();
     const expiresAt = this.#now() + ttlMs;
     run.expiresAt = expiresAt;
     const list = this.#byConversation.get(run.record.conversationId);
     if (list) list.expiresAt = Math.max(list.expiresAt, expiresAt);
     this.#notify(`events:${id}`);
-    return logged.id;
+    return logged;
   }
 
   async readEvents(id: string, after: string | null, { waitMs, signal }: { waitMs: number; signal?: AbortSignal }) {
@@ -285,7 +283,7 @@ export class MemoryStore implements BackendStore {
   }
 
   async lastEvent(id: string): Promise<LoggedEvent | undefined> {
-    return this.#run(id)?.events.at(-1);
+    return this.#run(id)?.log.last();
   }
 
   async acquireLease(id: string, token: string, ttlMs: number): Promise<boolean> {
@@ -363,9 +361,9 @@ export class MemoryStore implements BackendStore {
     const run = this.#run(id);
     if (!run) return [];
     const from = after === null ? undefined : parseEventId(after);
-    if (!from || from[0] < run.record.attempt) return run.events.slice();
-    if (from[0] > run.record.attempt) return [];
-    return run.events.slice(from[1]);
+    if (!from || from[0] < run.log.attempt) return run.log.after(0);
+    if (from[0] > run.log.attempt) return [];
+    return run.log.after(from[1]);
   }
 
   #notify(topic: string) {

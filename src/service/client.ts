@@ -18,7 +18,8 @@ import { normalizeCitations } from './citations.js';
 import { ServiceError } from './errors.js';
 import { Requests, badResponse, defaultTimeouts } from './request.js';
 import type { CallOptions, FetchLike, Started, Timeouts } from './request.js';
-import { readNdjsonBatches, readSseBatches } from './stream.js';
+import { ndjsonBatchReader, sseBatchReader } from './stream.js';
+import type { BatchReader } from './stream.js';
 import { Transports } from './transport.js';
 import type { ChatResponse, Conversation, ListResponse, StreamChunk } from './types.js';
 
@@ -278,25 +279,8 @@ export class ServiceClient {
     }
   }
 
-  async *#batches(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk[]> {
-    const body = started.response.body;
-    try {
-      if (!body) throw badResponse(started.response, 'The stream had no body.');
-      const read = delivery === 'sse' ? readSseBatches : readNdjsonBatches;
-      const batches = read(body, {
-        firstByteMs: started.timeouts.firstByteMs,
-        idleMs: started.timeouts.idleMs,
-        signal: started.signal,
-        acceptUnmarkedEnd: this.#acceptUnmarkedEnd,
-      });
-      for (;;) {
-        const next = await this.#requests.guard(started, 'stream_error', () => batches.next());
-        if (next.done) return;
-        yield next.value;
-      }
-    } finally {
-      started.done();
-    }
+  #batches(started: Started, delivery: 'sse' | 'http2'): AsyncGenerator<StreamChunk[]> {
+    return new ReplyBatches(started, delivery, this.#requests, this.#acceptUnmarkedEnd);
   }
 
   /** Sends a continue request in the route form in use, falling back from one form to the other under `auto`. */
@@ -326,6 +310,74 @@ export class ServiceClient {
       this.#form = 'continue';
       return started;
     }
+  }
+}
+
+/**
+ * A streamed reply's batches: the chunks of each read of the body together. Written out rather than as an async
+ * generator over the stream reader's: a reply is read in hundreds of small reads, and each layer of generators costs
+ * every read promises of its own. Ends the request when read to the end, failed, or returned early.
+ */
+class ReplyBatches implements AsyncGenerator<StreamChunk[], void, unknown> {
+  readonly #started: Started;
+  readonly #requests: Requests;
+  readonly #reader: BatchReader | undefined;
+  #over = false;
+
+  constructor(started: Started, delivery: 'sse' | 'http2', requests: Requests, acceptUnmarkedEnd: boolean) {
+    this.#started = started;
+    this.#requests = requests;
+    const body = started.response.body;
+    if (!body) return;
+    const read = delivery === 'sse' ? sseBatchReader : ndjsonBatchReader;
+    this.#reader = read(body, {
+      firstByteMs: started.timeouts.firstByteMs,
+      idleMs: started.timeouts.idleMs,
+      signal: started.signal,
+      acceptUnmarkedEnd,
+    });
+  }
+
+  async next(): Promise<IteratorResult<StreamChunk[], void>> {
+    if (this.#over) return { done: true, value: undefined };
+    let batch: StreamChunk[] | undefined;
+    try {
+      if (!this.#reader) throw badResponse(this.#started.response, 'The stream had no body.');
+      batch = await this.#reader.next();
+    } catch (error) {
+      // Told before the request is ended, which aborts its signal with a reason of its own.
+      const failure = this.#requests.failureOf(this.#started, 'stream_error', error);
+      this.#finish();
+      throw failure;
+    }
+    if (batch) return { done: false, value: batch };
+    this.#finish();
+    return { done: true, value: undefined };
+  }
+
+  async return(): Promise<IteratorResult<StreamChunk[], void>> {
+    this.#finish();
+    return { done: true, value: undefined };
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<StreamChunk[], void>> {
+    this.#finish();
+    throw error;
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  async [Symbol.asyncDispose]() {
+    this.#finish();
+  }
+
+  #finish() {
+    if (this.#over) return;
+    this.#over = true;
+    this.#reader?.close();
+    this.#started.done();
   }
 }
 

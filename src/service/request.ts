@@ -138,12 +138,17 @@ export class Requests {
     try {
       return await read();
     } catch (error) {
-      const reason: unknown = started.signal.reason;
-      if (reason instanceof ServiceError) throw reason;
-      if (error instanceof ServiceError) throw error;
-      if (started.signal.aborted) throw reason ?? error;
-      throw this.#networkError(error, code);
+      throw this.failureOf(started, code, error);
     }
+  }
+
+  /** What a read of the body that failed with `error` throws: see `guard`. */
+  failureOf(started: Started, code: string, error: unknown): unknown {
+    const reason: unknown = started.signal.reason;
+    if (reason instanceof ServiceError) return reason;
+    if (error instanceof ServiceError) return error;
+    if (started.signal.aborted) return reason ?? error;
+    return this.#networkError(error, code);
   }
 
   /** The body as a JSON object, which every answer of the service is; anything else is a bad_response. */

@@ -35,7 +35,12 @@ const str = (value: unknown): string | undefined => (typeof value === 'string' ?
  */
 export class ChunkNormalizer {
   readonly #jsonOnly: boolean;
-  #text = '';
+  /**
+   * The text so far: strings of pieces joined, then the latest pieces. A string built with `+=` piece by piece is a
+   * tree that holds every piece until it is read whole; a reply held open for its whole length would keep hundreds.
+   */
+  #joined: string[] = [];
+  #pieces: string[] = [];
   #citations = '';
   #ended = false;
   #complete = false;
@@ -63,7 +68,10 @@ export class ChunkNormalizer {
 
   /** The whole reply text so far. */
   get text(): string {
-    return this.#text;
+    const text = [...this.#joined, ...this.#pieces].join('');
+    this.#joined = [text];
+    this.#pieces = [];
+    return text;
   }
 
   /** One event: its name (SSE `event:`, if any) and its data. Returns the chunks it produced. */
@@ -111,7 +119,10 @@ export class ChunkNormalizer {
 
   #delta(text: string, out: StreamChunk[]) {
     if (!text) return;
-    this.#text += text;
+    if (this.#pieces.push(text) >= 32) {
+      this.#joined.push(this.#pieces.join(''));
+      this.#pieces = [];
+    }
     out.push({ type: 'delta', text });
   }
 
@@ -159,7 +170,8 @@ export class ChunkNormalizer {
 
   /** A whole Chat response: either everything so far (cumulative) or just the next part. */
   #whole(content: string, out: StreamChunk[]) {
-    if (this.#text && content.startsWith(this.#text)) this.#delta(content.slice(this.#text.length), out);
+    const text = this.text;
+    if (text && content.startsWith(text)) this.#delta(content.slice(text.length), out);
     else this.#delta(content, out);
   }
 }
@@ -208,66 +220,91 @@ export interface ReadOptions {
 }
 
 /**
- * The body's bytes, with first-byte and idle timeouts that cancel the body and throw a ServiceError. A reply comes in
- * many small reads, so a read costs no timer, promise or listener of its own: one abort listener serves the whole
+ * Reads a body with first-byte and idle timeouts that cancel it and fail the read with a ServiceError. A reply comes
+ * in many small reads, so a read costs no timer, promise or listener of its own: one abort listener serves the whole
  * body, and one timer at a time watches the read under way (a timer that fires early, its read having ended since,
  * waits on for the rest of the current read's time). A timeout or an abort cancels the body, which ends the read
  * under way, and is thrown in its place.
  */
-export async function* readBody(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
-  const { signal } = options;
-  const reader = body.getReader();
-  let failure: unknown;
-  const fail = (error: unknown) => {
-    failure ??= error;
-    reader.cancel(failure).catch(() => {});
-  };
-  const onAbort = () => fail(signal?.reason ?? new DOMException('Aborted', 'AbortError'));
-  signal?.addEventListener('abort', onAbort, { once: true });
+export class BodyReader {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #options: ReadOptions;
+  #failure: unknown;
+  #first = true;
   /** When the read under way must have ended (epoch ms), with its limit and code; 0 between reads. */
-  let deadline = 0;
-  let limit = 0;
-  let code = '';
+  #deadline = 0;
+  #limit = 0;
+  #code = '';
   /** The timer, and when it fires. */
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let firesAt = 0;
-  const watch = (at: number) => {
-    clearTimeout(timer);
-    firesAt = at;
-    timer = setTimeout(check, Math.max(0, at - Date.now()));
-  };
-  const check = () => {
-    timer = undefined;
-    if (!deadline) return;
-    if (deadline > Date.now()) return watch(deadline);
-    fail(
-      new ServiceError({ status: 0, code, message: `No data from the service within ${limit} ms.`, retryable: true }),
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #firesAt = 0;
+  readonly #onAbort = () => this.#fail(this.#options.signal?.reason ?? new DOMException('Aborted', 'AbortError'));
+  readonly #check = () => {
+    this.#timer = undefined;
+    if (!this.#deadline) return;
+    if (this.#deadline > Date.now()) return this.#watch(this.#deadline);
+    this.#fail(
+      new ServiceError({
+        status: 0,
+        code: this.#code,
+        message: `No data from the service within ${this.#limit} ms.`,
+        retryable: true,
+      }),
     );
   };
-  let first = true;
-  try {
-    for (;;) {
-      signal?.throwIfAborted();
-      if (failure) throw failure;
-      const ms = (first ? options.firstByteMs : options.idleMs) ?? 0;
-      if (ms > 0) {
-        deadline = Date.now() + ms;
-        limit = ms;
-        code = first ? 'first_byte_timeout' : 'idle_timeout';
-        if (!timer || firesAt > deadline) watch(deadline);
-      }
-      const result = await reader.read();
-      deadline = 0;
-      if (failure) throw failure;
-      if (result.done) return;
-      first = false;
-      yield result.value;
+
+  constructor(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+    this.#reader = body.getReader();
+    this.#options = options;
+    options.signal?.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** The next piece of the body; undefined at its end. */
+  async read(): Promise<Uint8Array | undefined> {
+    this.#options.signal?.throwIfAborted();
+    if (this.#failure) throw this.#failure;
+    const ms = (this.#first ? this.#options.firstByteMs : this.#options.idleMs) ?? 0;
+    if (ms > 0) {
+      this.#deadline = Date.now() + ms;
+      this.#limit = ms;
+      this.#code = this.#first ? 'first_byte_timeout' : 'idle_timeout';
+      if (!this.#timer || this.#firesAt > this.#deadline) this.#watch(this.#deadline);
     }
+    const result = await this.#reader.read();
+    this.#deadline = 0;
+    if (this.#failure) throw this.#failure;
+    if (result.done) return undefined;
+    this.#first = false;
+    return result.value;
+  }
+
+  /** Stops reading: the timer, the abort listener and the body go. */
+  close() {
+    this.#deadline = 0;
+    clearTimeout(this.#timer);
+    this.#options.signal?.removeEventListener('abort', this.#onAbort);
+    this.#reader.cancel().catch(() => {});
+  }
+
+  #fail(error: unknown) {
+    this.#failure ??= error;
+    this.#reader.cancel(this.#failure).catch(() => {});
+  }
+
+  #watch(at: number) {
+    clearTimeout(this.#timer);
+    this.#firesAt = at;
+    this.#timer = setTimeout(this.#check, Math.max(0, at - Date.now()));
+  }
+}
+
+/** The body's bytes, piece by piece, with the timeouts of `BodyReader`. */
+export async function* readBody(body: ReadableStream<Uint8Array>, options: ReadOptions = {}) {
+  const reader = new BodyReader(body, options);
+  try {
+    for (let piece = await reader.read(); piece; piece = await reader.read()) yield piece;
   } finally {
-    deadline = 0;
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    reader.cancel().catch(() => {});
+    reader.close();
   }
 }
 
@@ -278,30 +315,83 @@ interface Read {
 }
 
 /**
- * The batches of a body: `read` takes the text of each read of the body (then, `final`, what the decoder still
+ * The batches of a body, one per read of it: `read` takes the text of each read (then, `final`, what the decoder still
  * held) and gives the chunks it made. Reading stops at the normalizer's end; the last batch ends with exactly one
  * `done`, or the failure is thrown after the chunks read before it (a body that ends unmarked fails `incomplete`).
+ * One promise per read: no generator between the body and the caller.
  */
-async function* readBatches(
-  body: ReadableStream<Uint8Array>,
-  options: ReadOptions,
-  normalizer: ChunkNormalizer,
-  read: (text: string, final: boolean) => Read,
-): AsyncGenerator<StreamChunk[]> {
-  const decoder = new TextDecoder();
-  for await (const bytes of readBody(body, options)) {
-    const { batch, failure } = read(decoder.decode(bytes, { stream: true }), false);
-    if (batch.length) yield batch;
-    if (failure) throw failure;
-    if (normalizer.ended) break;
+export class BatchReader {
+  readonly #body: BodyReader;
+  readonly #options: ReadOptions;
+  readonly #normalizer: ChunkNormalizer;
+  readonly #read: (text: string, final: boolean) => Read;
+  readonly #decoder = new TextDecoder();
+  /** The failure to throw once the chunks read before it were given; `true` once the last batch was given. */
+  #over: { failure: unknown } | boolean = false;
+
+  constructor(
+    body: ReadableStream<Uint8Array>,
+    options: ReadOptions,
+    normalizer: ChunkNormalizer,
+    read: (text: string, final: boolean) => Read,
+  ) {
+    this.#body = new BodyReader(body, options);
+    this.#options = options;
+    this.#normalizer = normalizer;
+    this.#read = read;
   }
-  const { batch, failure: readFailure } = read(decoder.decode(), true);
-  const failure = readFailure ?? (normalizer.complete || options.acceptUnmarkedEnd ? undefined : incomplete());
-  if (failure) {
-    if (batch.length) yield batch;
-    throw failure;
+
+  /** The next batch (never empty); undefined after the last. */
+  async next(): Promise<StreamChunk[] | undefined> {
+    for (;;) {
+      const over = this.#over;
+      if (over) {
+        if (over === true) return undefined;
+        this.#over = true;
+        throw over.failure;
+      }
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = this.#normalizer.ended ? undefined : await this.#body.read();
+      } catch (error) {
+        this.close();
+        throw error;
+      }
+      if (bytes) {
+        const { batch, failure } = this.#read(this.#decoder.decode(bytes, { stream: true }), false);
+        if (failure) this.#over = { failure };
+        if (batch.length) return batch;
+        continue;
+      }
+      this.#body.close();
+      const { batch, failure: readFailure } = this.#read(this.#decoder.decode(), true);
+      const unmarked = this.#normalizer.complete || this.#options.acceptUnmarkedEnd ? undefined : incomplete();
+      const failure = readFailure ?? unmarked;
+      if (failure) {
+        this.#over = { failure };
+        if (batch.length) return batch;
+        continue;
+      }
+      this.#over = true;
+      batch.push(this.#normalizer.finish());
+      return batch;
+    }
   }
-  yield [...batch, normalizer.finish()];
+
+  /** Stops reading the body. */
+  close() {
+    this.#over = true;
+    this.#body.close();
+  }
+}
+
+/** The batches of a `BatchReader`, as a generator. */
+async function* readBatches(reader: BatchReader): AsyncGenerator<StreamChunk[]> {
+  try {
+    for (let batch = await reader.next(); batch; batch = await reader.next()) yield batch;
+  } finally {
+    reader.close();
+  }
 }
 
 /** A body that ended before the service said the reply was complete. */
@@ -322,6 +412,11 @@ export function readSseBatches(
   body: ReadableStream<Uint8Array>,
   options: ReadOptions = {},
 ): AsyncGenerator<StreamChunk[]> {
+  return readBatches(sseBatchReader(body, options));
+}
+
+/** A `BatchReader` of a Server-Sent Events body. */
+export function sseBatchReader(body: ReadableStream<Uint8Array>, options: ReadOptions = {}): BatchReader {
   const normalizer = new ChunkNormalizer();
   let batch: StreamChunk[] = [];
   let failure: unknown;
@@ -329,13 +424,14 @@ export function readSseBatches(
     onEvent(message) {
       if (failure) return;
       try {
-        batch.push(...normalizer.accept(message.data, message.event));
+        const chunks = normalizer.accept(message.data, message.event);
+        for (let i = 0; i < chunks.length; i++) batch.push(chunks[i]!);
       } catch (error) {
         failure = error;
       }
     },
   });
-  return readBatches(body, options, normalizer, text => {
+  return new BatchReader(body, options, normalizer, text => {
     parser.feed(text);
     const read = { batch, failure };
     batch = [];
@@ -356,9 +452,14 @@ export function readNdjsonBatches(
   body: ReadableStream<Uint8Array>,
   options: ReadOptions = {},
 ): AsyncGenerator<StreamChunk[]> {
+  return readBatches(ndjsonBatchReader(body, options));
+}
+
+/** A `BatchReader` of a newline-delimited JSON body (the HTTP/2 delivery). */
+export function ndjsonBatchReader(body: ReadableStream<Uint8Array>, options: ReadOptions = {}): BatchReader {
   const normalizer = new ChunkNormalizer({ jsonOnly: true });
   let buffer = '';
-  return readBatches(body, options, normalizer, (text, final) => {
+  return new BatchReader(body, options, normalizer, (text, final) => {
     buffer += text;
     const batch: StreamChunk[] = [];
     // Past the end, what is left is not read.

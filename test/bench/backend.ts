@@ -1,20 +1,33 @@
-// The backend's cost on the way of a reply, measured against a bare node:http proxy on the same emulator (pace 0).
-// Each server runs as built (dist/) in a process of its own (serve.mjs), the emulator in another, the clients in
-// this one, so that a server's CPU time and memory are read from its own process.
+// The backend's cost on the way of a reply, measured against a bare node:http proxy on the same emulator. Each server
+// runs as built (dist/) in a process of its own: the proxy and the emulator from serve.mjs, the backend as the shipped
+// `persona-chat-server` CLI runs it (dist/server/cli.js, with its flags, its request log on stdout and whatever it
+// does to Node's own settings); the clients run in this process, so that a server's CPU time and memory are its own.
 //
-// - latency: `BENCH_MESSAGES` messages (1,000) one at a time after `BENCH_WARMUP` (2,000): the time to the first
-//   delta and to the end, the server's CPU per message and its ratio to the proxy's; then as many 8 at a time, for
-//   throughput. The warm-up lets V8 compile each server's hot paths first: measured from a cold start, the backend's
-//   CPU is mostly the optimizing compiler's work on its background threads, which a server pays once, not per
-//   message. Over a thousand messages, the 10 ms clock ticks of /proc are a few percent of the proxy's CPU. The
-//   backend runs with its limits out of the way: on the memory store, as Node starts it and with the README's memory
-//   setting (a smaller young generation), and on a real Redis.
-// - load: `BENCH_STREAMS` (2,000) streams opened at once, `BENCH_ATTEMPTS` (3) times in a row on one server
-//   process: the requests that failed and how, the first delta's median, and the server's peak RSS.
+// - latency: `BENCH_MESSAGES` messages (1,000) one at a time after `BENCH_WARMUP` (2,000), the emulator at pace 0
+//   (instant replies): the time to the first delta and to the end, the server's CPU per message and its ratio to the
+//   proxy's; then as many 8 at a time, for throughput. The warm-up lets V8 compile each server's hot paths first:
+//   measured from a cold start, the backend's CPU is mostly the optimizing compiler's work on its background threads,
+//   which a server pays once, not per message. Over a thousand messages, the 10 ms clock ticks of /proc are a few
+//   percent of the proxy's CPU. The backend runs with its limits out of the way, on its memory store and on a real
+//   Redis.
+// - held open: `BENCH_STREAMS` (2,000) streams opened at once, each by a visitor of its own in a conversation of its
+//   own on a connection of its own, `BENCH_ATTEMPTS` (3) times in a row on one server process, in front of a second
+//   emulator at its default pace (12 words a second) answering with 240 words: every stream is held open about 20 s,
+//   as a model's reply is. The requests that failed and how, the first delta's median, how long a stream stayed
+//   open, the server's peak RSS (the kernel's high-water mark, reset before each burst) and its ratio to the proxy's
+//   in the same burst, the server's CPU, and the emulator's and this process's CPU share (neither may be the
+//   bottleneck).
+// - at once (`BENCH_BACKEND=burst`, not run by default: the held-open run says more): the same bursts in front of the
+//   emulator at pace 0, each stream over in a moment. `BENCH_BACKEND` names the tables to run, `latency,held` by
+//   default.
+//
+// `BENCH_BEFORE=<dir>` adds the backend of another checkout (its dist/server/cli.js, built) beside this one's, with
+// the same clients in the same run: a before-and-after of a change.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { startRedis } from '../support/redis.js';
 
@@ -22,41 +35,96 @@ const messages = Number(process.env.BENCH_MESSAGES ?? 1000);
 const warmUp = Number(process.env.BENCH_WARMUP ?? 2000);
 const streams = Number(process.env.BENCH_STREAMS ?? 2000);
 const attempts = Number(process.env.BENCH_ATTEMPTS ?? 3);
+const tables = new Set((process.env.BENCH_BACKEND ?? 'latency,held').split(','));
+const before = process.env.BENCH_BEFORE;
 const concurrency = 8;
-/** Node's flag for a young generation of 4 MB semi-spaces rather than its default 16 (64-bit). */
-const leanFlag = '--max-semi-space-size=4';
+/** The emulator CLI's default pace, in words per second (src/emulator/cli.ts). */
+const defaultPace = 12;
 const apiKey = 'bench-key';
+const tokenSecret = 'a-bench-secret-of-more-than-thirty-two-bytes';
 const site = 'https://bench.example.com';
+const question = 'How long does shipping take?';
+/** The bench persona's question whose answer is 240 words (serve.mjs). */
+const longQuestion = 'Tell me the long answer.';
+/** Every limit of the backend out of the way: the bench measures the way of a reply, not the refusals. */
+const noLimits = [
+  'messages-per-user-per-minute',
+  'messages-per-ip-per-minute',
+  'sessions-per-ip-per-minute',
+  'conversations-per-user-per-minute',
+  'concurrent-streams-per-user',
+].flatMap(flag => [`--${flag}`, '1000000000']);
 
 interface Server {
   url: string;
   personaId?: string;
+  heldPersonaId?: string;
   pid: number;
+  /** Lines the server logged at the warn or error level. */
+  complaints: string[];
   stop(): void;
 }
 
 const children = new Set<ChildProcess>();
 process.on('exit', () => children.forEach(child => child.kill('SIGKILL')));
 
-/** Starts one server of serve.mjs, with Node's own flags first, and waits for the line with its URL. */
-async function start(args: string[], nodeFlags: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeFlags, 'test/bench/serve.mjs', ...args], {
+/** Starts a process and waits for its first line on stdout; the lines after it go to `onLine`. */
+async function spawnServer(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+  onLine: (line: string) => void = () => {},
+) {
+  const child = spawn(process.execPath, args, {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
   });
   children.add(child);
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once('exit', code => reject(new Error(`serve.mjs ${args[0]!} exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', resolve);
+  const lines = createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    child.once('exit', code => reject(new Error(`${name} exited with ${code}`)));
+    lines.once('line', resolve);
   });
-  const info = JSON.parse(line) as { url: string; personaId?: string };
+  lines.on('line', onLine);
   return {
-    ...info,
+    first,
     pid: child.pid!,
     stop: () => {
       children.delete(child);
       child.kill('SIGKILL');
     },
   };
+}
+
+/** Starts one server of serve.mjs and waits for the line with its URL. */
+async function start(args: string[]): Promise<Server> {
+  const { first, pid, stop } = await spawnServer(`serve.mjs ${args[0]!}`, ['test/bench/serve.mjs', ...args]);
+  return { ...(JSON.parse(first) as { url: string; personaId?: string }), pid, stop, complaints: [] };
+}
+
+/**
+ * Starts the backend as `persona-chat-server` runs it (the CLI of the checkout `root`, as built), on a free port,
+ * serving `personaId`, on Redis when given its URL; its request log is read, and what it logged at the warn or error
+ * level is kept.
+ */
+async function startBackend(root: string, serviceUrl: string, personaId: string, redisUrl?: string): Promise<Server> {
+  const complaints: string[] = [];
+  const args = [resolve(root, 'dist/server/cli.js'), '--port', '0', ...noLimits];
+  if (redisUrl) args.push('--redis-url', redisUrl);
+  const env = {
+    PERSONA_CHAT_SERVICE_URL: serviceUrl,
+    PERSONA_CHAT_API_KEY: apiKey,
+    PERSONA_CHAT_PERSONA_ID: personaId,
+    PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
+    PERSONA_CHAT_ALLOWED_ORIGIN: site,
+  };
+  const { first, pid, stop } = await spawnServer('persona-chat-server', args, env, line => {
+    if (!line.includes('"level":"info"')) complaints.push(line);
+    if (process.env.BENCH_LOG && !line.includes('"level":"info"')) console.error(line);
+  });
+  const url = /^listening on (\S+)$/.exec(first)?.[1];
+  if (!url) throw new Error(`persona-chat-server said "${first}"`);
+  return { url, pid, stop, complaints };
 }
 
 /** The CPU time a process has used, in ms, and its resident memory now and at its peak, in MB. */
@@ -68,6 +136,19 @@ function usage(pid: number) {
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
   // Linux counts CPU in clock ticks of 10 ms.
   return { cpuMs: ticks * 10, rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+/**
+ * Resets the process's peak RSS (VmHWM) to its RSS now, so that the peak read later is this burst's; false where the
+ * kernel does not let us (then the peak is sampled).
+ */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface Target {
@@ -108,11 +189,18 @@ function post(url: string, headers: Record<string, string>, message: string, age
           return;
         }
         let first = 0;
+        let tail = '';
         res.setEncoding('utf8');
         res.on('data', (text: string) => {
           if (!first && text.includes('delta')) first = performance.now() - started;
+          tail = text;
         });
-        res.on('end', () => resolve([first, performance.now() - started]));
+        res.on('end', () => {
+          // A stream that ends without its last event (`done`, or the proxy's `[DONE]`) is a failure too.
+          if (!/done|DONE/.test(tail)) {
+            reject(Object.assign(new Error(`ended without its end: ${tail.slice(-200)}`), { code: 'cut' }));
+          } else resolve([first, performance.now() - started]);
+        });
         res.on('error', reject);
       },
     );
@@ -122,15 +210,16 @@ function post(url: string, headers: Record<string, string>, message: string, age
 }
 
 /**
- * The proxy, with `count` conversations made at the service. Each visitor has a conversation of their own: one
- * conversation of thousands of messages would make every read of it (the backend's, the emulator's) the cost.
+ * The proxy, with `count` conversations of `personaId` made at the service. Each visitor has a conversation of their
+ * own: one conversation of thousands of messages would make every read of it (the backend's, the emulator's) the
+ * cost.
  */
-async function proxyTarget(server: Server, service: Server, count: number): Promise<Target> {
+async function proxyTarget(server: Server, service: Server, personaId: string, count: number): Promise<Target> {
   const conversations = await eightAtATime(count, async () => {
     const created = await fetch(`${service.url}/conversations/persona`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
-      body: JSON.stringify({ personaId: service.personaId, externalUserId: 'bench' }),
+      body: JSON.stringify({ personaId, externalUserId: 'bench' }),
     });
     return ((await created.json()) as { conversationId: string }).conversationId;
   });
@@ -140,19 +229,25 @@ async function proxyTarget(server: Server, service: Server, count: number): Prom
   };
 }
 
-/** A visitor of the backend: a token and `count` conversations, then messages with fresh Idempotency-Keys. */
-async function backendTarget(server: Server, _service: Server, count: number): Promise<Target> {
+/**
+ * Visitors of the backend (`visitors`, each with a token of their own) and `count` conversations shared among them in
+ * turn; then messages with fresh Idempotency-Keys.
+ */
+async function backendTarget(server: Server, count: number, visitors = 1): Promise<Target> {
   const base = server.url;
-  const session = await fetch(`${base}/session`, {
-    method: 'POST',
-    headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json' },
-    body: '{}',
+  const tokens = await eightAtATime(visitors, async () => {
+    const session = await fetch(`${base}/session`, {
+      method: 'POST',
+      headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    if (!session.ok) throw new Error(`a session answered ${session.status}: ${await session.text()}`);
+    return ((await session.json()) as { token: string }).token;
   });
-  const { token } = (await session.json()) as { token: string };
-  const conversations = await eightAtATime(count, async () => {
+  const conversations = await eightAtATime(count, async i => {
     const created = await fetch(`${base}/conversations`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${tokens[i % visitors]}`, 'content-type': 'application/json' },
       body: '{}',
     });
     if (!created.ok) throw new Error(`making a conversation answered ${created.status}: ${await created.text()}`);
@@ -163,7 +258,7 @@ async function backendTarget(server: Server, _service: Server, count: number): P
       post(
         `${base}/conversations/${conversations[n % count]}/messages`,
         {
-          authorization: `Bearer ${token}`,
+          authorization: `Bearer ${tokens[(n % count) % visitors]}`,
           'content-type': 'application/json',
           accept: 'text/event-stream',
           'idempotency-key': crypto.randomUUID(),
@@ -183,12 +278,12 @@ const percentile = (values: number[], p: number) =>
  */
 async function latency(server: Server, target: Target) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  for (let i = 0; i < warmUp; i++) await target.send('How long does shipping take?', agent, i);
+  for (let i = 0; i < warmUp; i++) await target.send(question, agent, i);
   const firsts: number[] = [];
   const wholes: number[] = [];
   const before = usage(server.pid);
   for (let i = 0; i < messages; i++) {
-    const [first, whole] = await target.send('How long does shipping take?', agent, i);
+    const [first, whole] = await target.send(question, agent, i);
     firsts.push(first);
     wholes.push(whole);
   }
@@ -197,7 +292,7 @@ async function latency(server: Server, target: Target) {
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < messages; i = next++) await target.send('How long does shipping take?', agent, i);
+      for (let i = next++; i < messages; i = next++) await target.send(question, agent, i);
     }),
   );
   const elapsed = performance.now() - started;
@@ -211,107 +306,215 @@ async function latency(server: Server, target: Target) {
   };
 }
 
-/** Opens `streams` streams at once, each on its own connection; what failed, the first delta, the peak RSS. */
-async function burst(server: Server, target: Target) {
+/**
+ * Opens `streams` streams at once, each on its own connection: what failed, the first delta, how long the streams
+ * stayed open, the server's peak RSS and CPU, and the CPU share of the emulator and of this process meanwhile.
+ */
+async function burst(server: Server, service: Server, target: Target, message: string) {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const exact = resetPeak(server.pid);
   let peak = usage(server.pid).rssMb;
-  const sampler = setInterval(() => (peak = Math.max(peak, usage(server.pid).rssMb)), 20);
+  const sampler = setInterval(() => (peak = Math.max(peak, usage(server.pid).rssMb)), 50);
   const failures = new Map<string, number>();
   const firsts: number[] = [];
+  const wholes: number[] = [];
+  const serverBefore = usage(server.pid).cpuMs;
+  const serviceBefore = usage(service.pid).cpuMs;
+  const ownBefore = process.cpuUsage();
+  const started = performance.now();
   await Promise.all(
     Array.from({ length: streams }, (_, i) =>
-      target.send('How long does shipping take?', agent, i).then(
-        ([first]) => firsts.push(first),
-        (error: NodeJS.ErrnoException) =>
-          failures.set(error.code ?? error.message, (failures.get(error.code!) ?? 0) + 1),
+      target.send(message, agent, i).then(
+        ([first, whole]) => {
+          firsts.push(first);
+          wholes.push(whole);
+        },
+        (error: NodeJS.ErrnoException) => {
+          const code = error.code ?? error.message;
+          failures.set(code, (failures.get(code) ?? 0) + 1);
+        },
       ),
     ),
   );
+  const elapsed = performance.now() - started;
   clearInterval(sampler);
-  peak = Math.max(peak, usage(server.pid).rssMb);
+  const after = usage(server.pid);
+  peak = exact ? after.peakMb : Math.max(peak, after.rssMb);
+  const own = process.cpuUsage(ownBefore);
   return {
     failed: [...failures.values()].reduce((a, b) => a + b, 0),
     how: [...failures].map(([code, n]) => `${n} ${code}`).join(', '),
     firstP50: percentile(firsts, 50),
+    wholeP50: percentile(wholes, 50),
     peakMb: peak,
+    serverCpuMs: after.cpuMs - serverBefore,
+    serviceShare: (usage(service.pid).cpuMs - serviceBefore) / elapsed,
+    ownShare: (own.user + own.system) / 1000 / elapsed,
+    elapsed,
   };
 }
 
 const ms = (value: number) => value.toFixed(1);
+const percent = (share: number) => `${Math.round(share * 100)}%`;
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const pass = (ok: boolean) => (ok ? 'pass' : '**fail**');
 
-export async function backendBench(): Promise<{ latency: Record<string, unknown>[]; load: Record<string, unknown>[] }> {
-  const service = await start(['emulator']);
-  const latencyRows: Record<string, unknown>[] = [];
-  const loadRows: Record<string, unknown>[] = [];
+type Row = Record<string, unknown>;
+
+/** A row, also told on stderr as soon as it is measured: a long run shows how it goes. */
+const progress = (row: Row) => {
+  console.error(JSON.stringify(row));
+  return row;
+};
+
+export interface BackendTables {
+  latency: Row[];
+  held: Row[];
+  burst: Row[];
+  targets: Row[];
+}
+
+export async function backendBench(): Promise<BackendTables> {
+  const instant = await start(['emulator', '0']);
+  const paced = tables.has('held') ? await start(['emulator', String(defaultPace)]) : undefined;
+  const out: BackendTables = { latency: [], held: [], burst: [], targets: [] };
   const redis = await startRedis().catch((error: Error) => error);
+  /** Each path's figures, for the targets. */
+  const cpuPerMessage = new Map<string, number>();
+  const heldBursts = new Map<string, { failed: number; peakMb: number }[]>();
   try {
-    type Make = (server: Server, service: Server, count: number) => Promise<Target>;
-    const targets: [string, () => Promise<Server>, Make][] = [
-      ['bare node:http proxy', () => start(['proxy', service.url]), proxyTarget],
-      ['backend, memory store', () => start(['backend', service.url, service.personaId!]), backendTarget],
-      // The README's setting for a process that holds thousands of streams at once: a smaller young generation.
-      [
-        `backend, memory store, node ${leanFlag}`,
-        () => start(['backend', service.url, service.personaId!], [leanFlag]),
-        backendTarget,
-      ],
+    type Begin = (service: Server, personaId: string) => Promise<Server>;
+    type Make = (
+      server: Server,
+      service: Server,
+      personaId: string,
+      count: number,
+      visitors: number,
+    ) => Promise<Target>;
+    const ofBackend: Make = (server, _service, _personaId, count, visitors) => backendTarget(server, count, visitors);
+    const paths: [string, Begin, Make][] = [
+      ['bare node:http proxy', service => start(['proxy', service.url]), proxyTarget],
+      ['backend, memory store', (service, id) => startBackend('.', service.url, id), ofBackend],
     ];
-    if (redis instanceof Error) latencyRows.push({ path: `backend, Redis store: not measured (${redis.message})` });
-    else {
-      const startRedisBackend = () => start(['backend', service.url, service.personaId!, redis.url]);
-      targets.push(['backend, Redis store', startRedisBackend, backendTarget]);
-    }
-    let floor: Awaited<ReturnType<typeof latency>> | undefined;
-    for (const [path, begin, targetOf] of targets) {
-      const server = await begin();
-      try {
-        const target = await targetOf(server, service, 20);
-        const average = loadAverage();
-        const row = await latency(server, target);
-        floor ??= row;
-        latencyRows.push({
-          path,
-          'first delta p50 ms': ms(row.firstP50),
-          'first delta p99 ms': ms(row.firstP99),
-          'added p50 / p99 ms':
-            row === floor ? '' : `${ms(row.firstP50 - floor.firstP50)} / ${ms(row.firstP99 - floor.firstP99)}`,
-          'whole reply p50 ms': ms(row.wholeP50),
-          'server CPU ms per message': row.cpuPerMessage.toFixed(2),
-          'CPU × proxy': (row.cpuPerMessage / floor.cpuPerMessage).toFixed(1),
-          'messages per s, 8 at a time': row.perSecond,
-          'load average': average,
-        });
-      } finally {
-        server.stop();
+    if (redis instanceof Error) out.latency.push({ path: `backend, Redis store: not measured (${redis.message})` });
+    else
+      paths.push(['backend, Redis store', (service, id) => startBackend('.', service.url, id, redis.url), ofBackend]);
+    if (before) {
+      paths.push([
+        `backend before (${before}), memory store`,
+        (service, id) => startBackend(before, service.url, id),
+        ofBackend,
+      ]);
+      if (!(redis instanceof Error)) {
+        paths.push([
+          `backend before (${before}), Redis store`,
+          (service, id) => startBackend(before, service.url, id, redis.url),
+          ofBackend,
+        ]);
       }
     }
-    // The load test on the proxy and the memory store: Redis adds its own process, not the backend's.
-    for (const [path, begin, targetOf] of targets.filter(([name]) => !name.includes('Redis'))) {
-      const server = await begin();
-      try {
-        const target = await targetOf(server, service, streams);
-        const idle = usage(server.pid).rssMb;
-        for (let attempt = 1; attempt <= attempts; attempt++) {
+
+    if (tables.has('latency')) {
+      let floor: Awaited<ReturnType<typeof latency>> | undefined;
+      for (const [path, begin, targetOf] of paths) {
+        const server = await begin(instant, instant.personaId!);
+        try {
+          const target = await targetOf(server, instant, instant.personaId!, 20, 1);
           const average = loadAverage();
-          const row = await burst(server, target);
-          loadRows.push({
-            path,
-            attempt,
-            failed: row.failed ? `${row.failed} (${row.how})` : 0,
-            'first delta p50 ms': Math.round(row.firstP50),
-            'RSS idle / peak MB': `${Math.round(idle)} / ${Math.round(row.peakMb)}`,
-            'KB per stream': Math.round(((row.peakMb - idle) * 1024) / streams),
-            'load average': average,
-          });
+          const row = await latency(server, target);
+          floor ??= row;
+          cpuPerMessage.set(path, row.cpuPerMessage);
+          out.latency.push(
+            progress({
+              path,
+              'first delta p50 ms': ms(row.firstP50),
+              'first delta p99 ms': ms(row.firstP99),
+              'added p50 / p99 ms':
+                row === floor ? '' : `${ms(row.firstP50 - floor.firstP50)} / ${ms(row.firstP99 - floor.firstP99)}`,
+              'whole reply p50 ms': ms(row.wholeP50),
+              'server CPU ms per message': row.cpuPerMessage.toFixed(2),
+              'CPU × proxy': (row.cpuPerMessage / floor.cpuPerMessage).toFixed(2),
+              'messages per s, 8 at a time': row.perSecond,
+              'load average': average,
+            }),
+          );
+        } finally {
+          server.stop();
         }
-      } finally {
-        server.stop();
+      }
+    }
+
+    const bursts = async (service: Server, personaId: string, message: string, rows: Row[], held: boolean) => {
+      let floor: number[] = [];
+      for (const [path, begin, targetOf] of paths) {
+        const server = await begin(service, personaId);
+        try {
+          // A visitor of their own for each stream, as 2,000 people in 2,000 pages would be.
+          const target = await targetOf(server, service, personaId, streams, streams);
+          const idle = usage(server.pid).rssMb;
+          const peaks: { failed: number; peakMb: number }[] = [];
+          for (let attempt = 1; attempt <= attempts; attempt++) {
+            const average = loadAverage();
+            const row = await burst(server, service, target, message);
+            peaks.push(row);
+            const ratio = floor.length ? (row.peakMb / floor[attempt - 1]!).toFixed(2) : '';
+            rows.push(
+              progress({
+                path,
+                attempt,
+                failed: row.failed ? `${row.failed} (${row.how})` : 0,
+                'first delta p50 ms': Math.round(row.firstP50),
+                ...(held ? { 'open p50 s': (row.wholeP50 / 1000).toFixed(1) } : {}),
+                'RSS idle / peak MB': `${Math.round(idle)} / ${Math.round(row.peakMb)}`,
+                'KB per stream': Math.round(((row.peakMb - idle) * 1024) / streams),
+                'peak × proxy': ratio,
+                'server CPU s': (row.serverCpuMs / 1000).toFixed(1),
+                'emulator / bench CPU': `${percent(row.serviceShare)} / ${percent(row.ownShare)}`,
+                'load average': average,
+              }),
+            );
+          }
+          if (!floor.length) floor = peaks.map(p => p.peakMb);
+          if (held) heldBursts.set(path, peaks);
+          if (server.complaints.length) {
+            rows.push({ path, attempt: `${server.complaints.length} lines logged at warn or error, the first:` });
+            rows.push({ path, attempt: server.complaints[0]!.slice(0, 300).replaceAll('|', '\\|') });
+          }
+        } finally {
+          server.stop();
+        }
+      }
+    };
+    if (paced) await bursts(paced, paced.heldPersonaId!, longQuestion, out.held, true);
+    if (tables.has('burst')) await bursts(instant, instant.personaId!, question, out.burst, false);
+
+    const proxyCpu = cpuPerMessage.get(paths[0]![0]);
+    const proxyPeaks = heldBursts.get(paths[0]![0]);
+    for (const [path] of paths.slice(1)) {
+      const cpu = cpuPerMessage.get(path);
+      if (cpu !== undefined && proxyCpu) {
+        const ratio = cpu / proxyCpu;
+        out.targets.push({
+          target: `${path}: server CPU per message ≤ 2.5 × the proxy's`,
+          figure: `${cpu.toFixed(2)} / ${proxyCpu.toFixed(2)} ms = ${ratio.toFixed(2)}`,
+          met: pass(ratio <= 2.5),
+        });
+      }
+      const peaks = heldBursts.get(path);
+      if (peaks && proxyPeaks) {
+        const ratios = peaks.map((p, i) => p.peakMb / proxyPeaks[i]!.peakMb);
+        const failed = peaks.reduce((n, p) => n + p.failed, 0);
+        out.targets.push({
+          target: `${path}: ${streams} streams held open, ${attempts} bursts: 0 failed, peak RSS ≤ 2 × the proxy's`,
+          figure: `${failed} failed; ${ratios.map(r => r.toFixed(2)).join(', ')}`,
+          met: pass(failed === 0 && ratios.every(r => r <= 2)),
+        });
       }
     }
   } finally {
-    service.stop();
+    instant.stop();
+    paced?.stop();
     if (!(redis instanceof Error)) await redis.stop();
   }
-  return { latency: latencyRows, load: loadRows };
+  return out;
 }

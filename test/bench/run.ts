@@ -184,18 +184,22 @@ async function browserSections(): Promise<string[]> {
   ];
 }
 
-/** The backend's part: latency and CPU beside a bare proxy, then many streams at once. */
+/** The backend's part: latency and CPU beside a bare proxy, then many streams at once, held open and not. */
 async function backendSections(): Promise<string[]> {
-  const { latency, load } = await backendBench();
+  const { latency, held, burst, targets } = await backendBench();
+  const streams = process.env.BENCH_STREAMS ?? 2000;
+  const section = (title: string, rows: Record<string, unknown>[]) => (rows.length ? [title, '', table(rows), ''] : []);
   return [
-    `## Backend: ${process.env.BENCH_MESSAGES ?? 1000} messages one at a time after ${process.env.BENCH_WARMUP ?? 2000} to warm up, then 8 at a time; emulator at pace 0, limits off`,
-    '',
-    table(latency),
-    '',
-    `## Backend: ${process.env.BENCH_STREAMS ?? 2000} streams opened at once, each on its own connection`,
-    '',
-    table(load),
-    '',
+    ...section(
+      `## Backend: ${process.env.BENCH_MESSAGES ?? 1000} messages one at a time after ${process.env.BENCH_WARMUP ?? 2000} to warm up, then 8 at a time; emulator at pace 0, limits off`,
+      latency,
+    ),
+    ...section(
+      `## Backend: ${streams} streams held open, opened at once, each by its own visitor on its own connection; emulator at its default pace (12 words a second), a reply of 240 words`,
+      held,
+    ),
+    ...section(`## Backend: ${streams} streams opened at once; emulator at pace 0`, burst),
+    ...section('## Backend: targets', targets),
     "## Backend: the Worker bundle (the README's Worker example, bundled by esbuild for a neutral platform, minified)",
     '',
     table(await workerBundleRows()),

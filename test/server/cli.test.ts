@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { ErrorEnvelope, MessageReply } from '../../src/protocol.js';
 import { startEmulator } from '../../src/emulator/node.js';
 import { limitFlags, timeoutFlags } from '../../src/server/config.js';
+import { heapGrowingPercent } from '../../src/server/heap.js';
 import { backlogOf, postSession, tokenSecret } from '../support/backend.js';
 import { apiKey, juniper } from '../support/service.js';
 
@@ -210,6 +211,26 @@ describe('persona-chat-server CLI', () => {
       assert.match(result.stderr, /^persona-chat-server: [^\n]+\n$/, 'one line, named by the program');
     });
   }
+
+  it('runs with a capped growth of the old generation, unless node was given its own', () => {
+    // Tells every V8 flag the process sets for itself, on stderr.
+    const hook = `data:text/javascript,${encodeURIComponent(
+      "import v8 from 'node:v8'; const set = v8.setFlagsFromString; " +
+        "v8.setFlagsFromString = flag => { process.stderr.write('v8 flag ' + flag + '\\n'); set(flag); };",
+    )}`;
+    const flagged = (nodeFlags: string[]) =>
+      spawnSync(process.execPath, [...nodeFlags, '--import', hook, '--import', 'tsx', cli, '--help'], {
+        encoding: 'utf8',
+        timeout: 20_000,
+        env: { PATH: process.env.PATH },
+      });
+    const shipped = flagged([]);
+    assert.equal(shipped.status, 0, shipped.stderr);
+    assert.match(shipped.stderr, new RegExp(`^v8 flag --heap-growing-percent=${heapGrowingPercent}$`, 'm'));
+    const own = flagged(['--heap-growing-percent=0']);
+    assert.equal(own.status, 0, own.stderr);
+    assert.doesNotMatch(own.stderr, /v8 flag/);
+  });
 
   it('documents every flag in --help', () => {
     const { stdout, status } = run(['--help']);

@@ -15,7 +15,8 @@ import type { Ctx, Env } from '../env.js';
 import type { Parts } from '../parts.js';
 import { HttpError, runNotFound } from '../errors.js';
 import { noteFailure } from '../middleware/error-handler.js';
-import { isTerminal, terminalStatus, toldDone, toldEvents } from '../run-log.js';
+import type { Following } from '../following.js';
+import { terminalStatus, toldDone, toldEvents } from '../run-log.js';
 import { eventFrames, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
@@ -23,11 +24,6 @@ import { conversationId } from './conversations.js';
 
 const keyPattern = /^[A-Za-z0-9_.:-]{8,128}$/;
 
-/**
- * Why a stream's reading of its run ends (its last event sent, or its browser gone): one value for all, as nothing
- * reads it, rather than an exception with its stack for every stream.
- */
-const streamEnded = new DOMException('The stream has ended.', 'AbortError');
 const keyRule = '8 to 128 letters, digits, _ . : or -';
 
 export function replyRoutes(parts: Parts) {
@@ -99,16 +95,20 @@ export function replyRoutes(parts: Parts) {
     return runs.find({ owner: sub, conversationId: id, key });
   }
 
-  /** The run's events as SSE: `meta` at once, then the log after `after`, then live events, pings between. */
+  /**
+   * The run's events as SSE: `meta` at once, then the log after `after`, then live events, pings between. The events
+   * are pushed into the body as they come (following.ts); while the client does not keep up, they wait in the log.
+   */
   function stream(c: Ctx, record: RunRecord, after: string | null) {
-    const reader = new AbortController();
-    const batches = runs.followBatches(record, after, reader.signal);
     let settle: (outcome: LogLine['outcome']) => void = () => {};
     c.set('outcome', new Promise(resolve => (settle = resolve)));
     let timer: ReturnType<typeof setInterval> | undefined;
+    let following: Following | undefined;
+    let open = true;
     const end = (outcome: LogLine['outcome']) => {
+      open = false;
       clearInterval(timer);
-      reader.abort(streamEnded);
+      following?.close();
       settle(outcome);
     };
     const meta: StreamEvents['meta'] = {
@@ -123,33 +123,32 @@ export function replyRoutes(parts: Parts) {
         timer = setInterval(() => controller.enqueue(ping()), settings.pingIntervalMs);
         // Pings never hold a process open by themselves (runtimes without unref have no such concern).
         (timer as { unref?: () => void }).unref?.();
-      },
-      async pull(controller) {
-        try {
-          const next = await batches.next();
-          if (next.done) {
-            // A new attempt began, or the reader left: the browser follows again from where it was.
-            end(reader.signal.aborted ? 'detached' : 'restarted');
-            return controller.close();
-          }
+        following = runs.followRun(record, after, {
           // The events the store had are written together, in one piece of the response, as the browser is told
           // them: the log keeps the reply's token counts, which `done` carries only when the site turns them on.
-          controller.enqueue(eventFrames(toldEvents(next.value, settings.exposeUsage)));
-          const last = next.value.at(-1)!;
-          if (isTerminal(last)) {
-            end(outcomeOf(last.event, last.data));
+          events: batch => controller.enqueue(eventFrames(toldEvents(batch, settings.exposeUsage))),
+          ready: () => open && (controller.desiredSize ?? 1) > 0,
+          ended: ended => {
+            if (ended.how === 'error') {
+              // The store failed while following: the browser sees the stream end and follows again.
+              noteFailure(
+                c,
+                new HttpError(503, 'upstream_unavailable', 'The run could not be read.'),
+                ended.error,
+                secrets,
+              );
+            }
+            // A new attempt began: the browser follows again from where it was.
+            end(ended.how === 'terminal' ? outcomeOf(ended.last.event, ended.last.data) : ended.how);
             controller.close();
-          }
-        } catch (error) {
-          // The store failed while following: the browser sees the stream end and follows again.
-          noteFailure(c, new HttpError(503, 'upstream_unavailable', 'The run could not be read.'), error, secrets);
-          end('error');
-          controller.close();
-        }
+          },
+        });
       },
-      async cancel() {
+      pull() {
+        following?.resume();
+      },
+      cancel() {
         end('detached');
-        await batches.return(undefined);
       },
     });
     return c.body(body, 200, sseHeaders);
