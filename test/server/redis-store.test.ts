@@ -187,10 +187,13 @@ describe('RedisStore, round trips', () => {
   it('appends a batch of events in one script, with one wake-up, which a follower on another instance reads in one go', async () => {
     const { a, b, prefix } = await pair();
     await a.createRun('r', record(), window);
+    await reset();
     const following = b.readEvents('r', null, { waitMs: 10_000 });
+    // The follower subscribes, then reads the stream once, to miss nothing appended meanwhile: both are waited for.
     await until(
-      async () => (await admin.pubSubNumSub(`${prefix}events:r`))[`${prefix}events:r`] === 1,
-      'the follower to subscribe',
+      async () =>
+        (await admin.pubSubNumSub(`${prefix}events:r`))[`${prefix}events:r`] === 1 && (await calls()).xrange === 1,
+      'the follower to subscribe and read',
     );
     await reset();
     const ids = await a.appendEvents('r', events('delta', 'citations', 'done'), 'a', 60_000);
