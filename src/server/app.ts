@@ -163,6 +163,8 @@ function assembleBackend(config: BackendConfig): Assembled {
     // The store keeps a reply for its replay window only: its sources are kept with the conversation.
     onDone: ({ conversationId }, { messageId }, citations) =>
       messageId && citations.length ? updates.keepCitations(conversationId, messageId, citations) : undefined,
+    // A stopped or failed reply leaves no message at the service: how it ended is kept with the conversation.
+    onOutcome: ({ conversationId, key }, outcome) => updates.keepOutcome(conversationId, key, outcome),
   });
   const updates = new ConversationUpdates({ service, onError: report });
   const noteRefusal = refusalNotes();

@@ -10,7 +10,7 @@ import type { Citation, StreamEventName } from '../protocol.js';
 import { normalizeCitations } from '../service/citations.js';
 import type { ChatMessage, StreamChunk } from '../service/types.js';
 import { interrupted, restarting, toHttpError } from './errors.js';
-import { cut, isTerminal, utf8Length } from './run-log.js';
+import { cut, isTerminal, terminalStatus, utf8Length } from './run-log.js';
 import type { LogEvents } from './run-log.js';
 import { appendAll } from './store.js';
 import type { BackendStore, LoggedEvent, NewEvent, RunRecord } from './store.js';
@@ -55,6 +55,11 @@ export interface ProducerOptions {
    * with the citations the run wrote. Must not throw; work it returns goes on in the background of the run.
    */
   onDone?(record: RunRecord, done: LogEvents['done'], citations: Citation[]): Promise<unknown> | void;
+  /**
+   * Told when a producer has written a run's end that leaves no reply in the service's history: stopped, or failed
+   * (not a restart, whose message is sent again). Must not throw; work it returns goes on in the background.
+   */
+  onOutcome?(record: RunRecord, outcome: { status: 'stopped' | 'failed'; code?: string }): Promise<unknown> | void;
 }
 
 /** Why a producer stopped before its reply ended. */
@@ -136,6 +141,12 @@ export function produce(options: ProducerOptions, job: Job): Promise<void> {
       if (event === 'citations') cited = (value as LogEvents['citations']).citations;
       const after = event === 'done' && options.onDone?.(record, value as LogEvents['done'], cited);
       if (after) background(after);
+      const status = isTerminal({ event }) && terminalStatus({ event, data });
+      const code = event === 'error' ? (value as LogEvents['error']).code : undefined;
+      if ((status === 'stopped' || status === 'failed') && code !== 'server_restarting') {
+        const kept = options.onOutcome?.(record, code ? { status, code } : { status });
+        if (kept) background(kept);
+      }
     });
   };
   // Text is appended as it comes until the log nears its bound; then in pieces of at least `flushBytes`.

@@ -15,8 +15,8 @@
  */
 import type { Citation } from '../protocol.js';
 import type { ServiceClient } from '../service/client.js';
-import { withCitations } from './annotations.js';
-import type { KeptCitations } from './annotations.js';
+import { withCitations, withOutcome } from './annotations.js';
+import type { KeptCitations, KeptOutcome } from './annotations.js';
 import { isDeleted } from './ownership.js';
 
 export interface UpdatesOptions {
@@ -189,6 +189,21 @@ export class ConversationUpdates {
     (unkept.timer as { unref?: () => void }).unref?.();
     this.#unkept.set(conversationId, unkept);
     return unkept.written;
+  }
+
+  /**
+   * Keeps how a reply that left nothing in the service's history ended (stopped, failed) in the conversation's
+   * metadata under its run's key, in the background: the store forgets it after the replay window. Returns the
+   * write, which never rejects.
+   */
+  keepOutcome(conversationId: string, key: string, outcome: Omit<KeptOutcome, 'timestamp'>): Promise<void> {
+    const kept: KeptOutcome = { ...outcome, timestamp: new Date().toISOString() };
+    const { service } = this.#options;
+    return this.background(conversationId, 'keeping how a reply ended failed', async () => {
+      const conversation = await service.getConversation(conversationId);
+      if (isDeleted(conversation)) return;
+      await service.setMetadata(conversationId, withOutcome(conversation.metadata, key, kept));
+    });
   }
 
   /** One read and one write of the conversation, for the citations of several of its replies. */

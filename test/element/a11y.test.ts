@@ -247,7 +247,7 @@ const states: [string, (palette: Palette) => Promise<HTMLElement>][] = [
       await ask(h, 'Do you rent tents?');
       await h.settled();
       h.root.querySelector<HTMLButtonElement>('[part="history-button"]')!.click();
-      await waitUntil(() => h.root.querySelector('.history[aria-busy="false"]'), 'the list');
+      await waitUntil(() => h.root.querySelector('.history[aria-busy="false"]'), 'the list', { timeout: 5000 });
       return page;
     },
   ],

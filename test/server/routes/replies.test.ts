@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { ConversationDetail, ErrorEnvelope, MessageReply } from '../../../src/protocol.js';
+import { outcomesOf } from '../../../src/server/annotations.js';
 import { events, parseEvents, setup, textOfEvents, transcript } from '../../support/backend.js';
 import type { Event } from '../../support/backend.js';
 import { apiKey } from '../../support/service.js';
+import { until } from '../../support/until.js';
 
 const question = 'How long does shipping take?';
 
@@ -538,6 +540,16 @@ describe('backend replies', () => {
         ],
       );
       assert.ok(listed.runs[0]!.content.length > 0, 'what was written before the stop stays');
+      // Neither leaves a message at the service: how each ended is kept with the conversation, in the background.
+      const kept = () => outcomesOf(emulator.store.get(id)!.metadata);
+      await until(() => kept().size === 2, 'both outcomes kept');
+      assert.deepEqual(
+        [...kept()].map(([key, { status, code }]) => [key, status, code ?? null]).sort(),
+        [
+          [stoppedKey, 'stopped', null],
+          [failedKey, 'failed', 'upstream_error'],
+        ].sort(),
+      );
       const retried = await events(await send(token, id, 'membership', { key: failedKey }));
       assert.deepEqual(retried[0]!.data, { conversationId: id, key: failedKey, attempt: 2, ping: 15_000 });
       assert.equal(retried.at(-1)!.event, 'done');
