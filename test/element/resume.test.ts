@@ -141,7 +141,8 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
   });
 
   it('hands a reply over when its backend instance restarts: it goes on elsewhere and ends complete, sent once', async () => {
-    await faults({ chunkDelayMs: 60 });
+    // Slow enough that the reply cannot end before the restart, however long a loaded machine takes to ask for it.
+    await faults({ chunkDelayMs: 1000 });
     const h = await chat();
     const errors: string[] = [];
     h.el.addEventListener('persona-chat-error', e => errors.push(e.code));
@@ -165,7 +166,8 @@ describe('<persona-chat> across reloads, tabs and networks', () => {
   });
 
   it('asks again on its own, on opening, for the newest reply its instance left interrupted: once, no click', async () => {
-    await faults({ chunkDelayMs: 60 });
+    // Slow enough that the reply cannot end before the crash, however long a loaded machine takes to cause it.
+    await faults({ chunkDelayMs: 1000 });
     const h = await chat();
     const started = conversationOf(h);
     void h.el.send('How do I return a tent?').catch(() => {});
