@@ -14,6 +14,7 @@ import { defaultLimits, envOfFlag, limitFlags, timeoutFlags } from './config.js'
 import type { BackendConfig, Limits } from './config.js';
 import type { Timeouts } from '../service/client.js';
 import { defaultTimeouts } from '../service/client.js';
+import { lineWriter } from './log-lines.js';
 import { defaultBacklog, serveBackend } from './node.js';
 
 /** What each limit is, for --help (the README's backend section says more). */
@@ -228,6 +229,10 @@ async function main() {
     const { RedisStore } = await import('./redis-store.js');
     config.store = new RedisStore({ url: redisUrl });
   }
+  // The request log, its lines of a moment written together (log-lines.ts); what waits is written at exit.
+  const requestLog = lineWriter(text => process.stdout.write(text));
+  process.on('exit', () => requestLog.flush());
+  config.log = line => requestLog.line(JSON.stringify(line));
   let backend;
   try {
     backend = createBackend(config);

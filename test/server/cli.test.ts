@@ -35,15 +35,19 @@ describe('persona-chat-server CLI', () => {
       env: { PATH: process.env.PATH, ...good, ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    const lines = createInterface({ input: child.stdout! });
     const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
+      lines.once('line', resolve);
       child.once('exit', code => reject(new Error(`exited with ${code}`)));
     });
-    return { child, line, url: line.split(' ')[2]! };
+    /** The lines it printed after that one. */
+    const printed: string[] = [];
+    lines.on('line', more => printed.push(more));
+    return { child, line, url: line.split(' ')[2]!, printed, closed: once(lines, 'close') };
   }
 
   it('starts from the environment (the platform’s PORT too), serves the routes, and exits 0 on SIGTERM', async () => {
-    const { child, line, url } = await startCli(['--base-path', '/chat'], {
+    const { child, line, url, printed, closed } = await startCli(['--base-path', '/chat'], {
       PORT: '0',
       PERSONA_CHAT_HOST: 'localhost',
       PERSONA_CHAT_DRAIN_SECONDS: '1',
@@ -57,11 +61,21 @@ describe('persona-chat-server CLI', () => {
       });
       assert.equal(res.status, 200, 'both listed origins are allowed');
       assert.ok(!(await res.text()).includes(apiKey));
+      const anonymous = await fetch(`${url}/chat/conversations`);
+      assert.equal(anonymous.status, 401, 'no token');
       const health = await fetch(`${url}/chat/healthz`);
       assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       assert.deepEqual(await exited, [0, null], 'a clean exit');
+      await closed;
+      // The request log (health checks are not in it), written together at most a moment later: every line is out
+      // by the exit, in order.
+      const logged = printed.map(text => JSON.parse(text) as { method: string; path: string; status: number });
+      assert.deepEqual(
+        logged.map(({ method, path, status }) => `${method} ${path} ${status}`),
+        ['POST /chat/session 200', 'GET /chat/conversations 401'],
+      );
     } finally {
       child.kill('SIGKILL');
     }
