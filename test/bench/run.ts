@@ -191,7 +191,7 @@ async function backendSections(): Promise<string[]> {
   const section = (title: string, rows: Record<string, unknown>[]) => (rows.length ? [title, '', table(rows), ''] : []);
   return [
     ...section(
-      `## Backend: ${process.env.BENCH_MESSAGES ?? 1000} messages one at a time after ${process.env.BENCH_WARMUP ?? 2000} to warm up, then 8 at a time; emulator at pace 0, limits off`,
+      `## Backend: ${process.env.BENCH_MESSAGES ?? 1000} messages one at a time after ${process.env.BENCH_WARMUP ?? 2000} to warm up, in ${process.env.BENCH_ROUNDS ?? 5} rounds through the paths in turn, then 8 at a time; emulator at pace 0, limits off`,
       latency,
     ),
     ...section(
