@@ -1,6 +1,12 @@
 // What one message costs Redis: the commands the backend sends for it (by name, from INFO commandstats, scripts
-// counted as one EVALSHA each) and the bytes both ways (INFO stats), over `TRAFFIC_MESSAGES` (500) messages sent one
-// at a time through the backend as built (dist/) on a real Redis, after `TRAFFIC_WARMUP` (100) others.
+// counted as one EVALSHA each) and the bytes both ways (INFO stats), over `TRAFFIC_MESSAGES` messages sent through the
+// backend as its CLI runs it (dist/server/cli.js) on a real Redis, after `TRAFFIC_WARMUP` others.
+//
+// - By default the emulator answers at once (pace 0) with a short reply, and the messages (500, after 100) go one at
+//   a time: a reply's events come in a read or two, so this is the least a message costs.
+// - `TRAFFIC_PACE=12` makes the emulator write 12 words a second, its default pace, answering with 240 words, as a
+//   model does; the messages (100, after 10) go `TRAFFIC_AT_ONCE` (50) at a time, each in a conversation of its own.
+//   The events of a reply then come a few at a time: this is what a message costs as visitors see it.
 //
 //   npx tsc -p tsconfig.build.json && npx tsx test/bench/redis-traffic.ts
 import { spawn } from 'node:child_process';
@@ -9,18 +15,35 @@ import { createInterface } from 'node:readline';
 import { createClient } from '@redis/client';
 import { startRedis } from '../support/redis.js';
 
-const messages = Number(process.env.TRAFFIC_MESSAGES ?? 500);
-const warmUp = Number(process.env.TRAFFIC_WARMUP ?? 100);
+const pace = Number(process.env.TRAFFIC_PACE ?? 0);
+const messages = Number(process.env.TRAFFIC_MESSAGES ?? (pace ? 100 : 500));
+const warmUp = Number(process.env.TRAFFIC_WARMUP ?? (pace ? 10 : 100));
+const atOnce = pace ? Number(process.env.TRAFFIC_AT_ONCE ?? 50) : 1;
+/** The bench persona's question whose answer is 240 words (serve.mjs), or the emulator's short one. */
+const question = pace ? 'Tell me the long answer.' : 'How long does shipping take?';
 const site = 'https://bench.example.com';
+const apiKey = 'bench-key';
+const tokenSecret = 'a-bench-secret-of-more-than-thirty-two-bytes';
+/** Every limit of the backend out of the way: this counts the way of a reply, not the refusals. */
+const noLimits = [
+  'messages-per-user-per-minute',
+  'messages-per-ip-per-minute',
+  'sessions-per-ip-per-minute',
+  'conversations-per-user-per-minute',
+  'concurrent-streams-per-user',
+].flatMap(flag => [`--${flag}`, '1000000000']);
 
 const children: ReturnType<typeof spawn>[] = [];
 process.on('exit', () => children.forEach(child => child.kill('SIGKILL')));
 
-async function start(args: string[]): Promise<{ url: string; personaId?: string }> {
-  const child = spawn(process.execPath, ['test/bench/serve.mjs', ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+/** Starts a process and resolves with its first line on stdout (the lines after it are read and dropped). */
+async function firstLine(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   children.push(child);
-  const line = await new Promise<string>(resolve => createInterface({ input: child.stdout! }).once('line', resolve));
-  return JSON.parse(line) as { url: string; personaId?: string };
+  const lines = createInterface({ input: child.stdout! });
+  const line = await new Promise<string>(resolve => lines.once('line', resolve));
+  lines.on('line', () => {});
+  return line;
 }
 
 function post(url: string, headers: Record<string, string>, body: string, agent: Agent): Promise<string> {
@@ -41,9 +64,20 @@ function post(url: string, headers: Record<string, string>, body: string, agent:
 }
 
 const redis = await startRedis();
-const service = await start(['emulator']);
-const backend = await start(['backend', service.url, service.personaId!, redis.url]);
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+const service = JSON.parse(await firstLine(['test/bench/serve.mjs', 'emulator', String(pace)])) as {
+  url: string;
+  personaId: string;
+  heldPersonaId: string;
+};
+const listening = await firstLine(['dist/server/cli.js', '--port', '0', '--redis-url', redis.url, ...noLimits], {
+  PERSONA_CHAT_SERVICE_URL: service.url,
+  PERSONA_CHAT_API_KEY: apiKey,
+  PERSONA_CHAT_PERSONA_ID: pace ? service.heldPersonaId : service.personaId,
+  PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
+  PERSONA_CHAT_ALLOWED_ORIGIN: site,
+});
+const backend = { url: /^listening on (\S+)$/.exec(listening)![1]! };
+const agent = new Agent({ keepAlive: true, maxSockets: atOnce });
 const session = await fetch(`${backend.url}/session`, {
   method: 'POST',
   headers: { origin: site, 'x-persona-chat': '1', 'content-type': 'application/json' },
@@ -51,7 +85,7 @@ const session = await fetch(`${backend.url}/session`, {
 });
 const { token } = (await session.json()) as { token: string };
 const conversations: string[] = [];
-for (let i = 0; i < 20; i++) {
+for (let i = 0; i < Math.max(20, atOnce); i++) {
   const created = await fetch(`${backend.url}/conversations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -60,36 +94,52 @@ for (let i = 0; i < 20; i++) {
   conversations.push(((await created.json()) as { id: string }).id);
 }
 let deltas = 0;
-const send = async (i: number) => {
+/** Sends the `i`th message; at a time with others, in the conversation of its `slot` of sending. */
+const send = async (i: number, slot?: number) => {
   const text = await post(
-    `${backend.url}/conversations/${conversations[i % conversations.length]}/messages`,
+    `${backend.url}/conversations/${conversations[(slot ?? i) % conversations.length]}/messages`,
     {
       authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       accept: 'text/event-stream',
       'idempotency-key': crypto.randomUUID(),
     },
-    JSON.stringify({ message: 'How long does shipping take?' }),
+    JSON.stringify({ message: question }),
     agent,
   );
   deltas += text.split('event: delta').length - 1;
 };
-for (let i = 0; i < warmUp; i++) await send(i);
+/** Sends `count` messages, `atOnce` at a time. */
+const sendAll = async (count: number) => {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: atOnce }, async (_, slot) => {
+      for (let i = next++; i < count; i = next++) await send(i, atOnce > 1 ? slot : undefined);
+    }),
+  );
+};
+await sendAll(warmUp);
 
 const client = createClient({ url: redis.url });
 await client.connect();
 const stats = async () => {
-  const info = `${await client.info('stats')}\n${await client.info('commandstats')}`;
-  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? 0);
+  const info = `${await client.info('stats')}\n${await client.info('commandstats')}\n${await client.info('cpu')}`;
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
   const commands = new Map<string, number>();
   for (const [, name, calls] of info.matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
     commands.set(name!, Number(calls));
   }
-  return { input: field('total_net_input_bytes'), output: field('total_net_output_bytes'), commands };
+  return {
+    input: field('total_net_input_bytes'),
+    output: field('total_net_output_bytes'),
+    // Redis's own CPU, its threads included (getrusage), in seconds.
+    cpuS: field('used_cpu_user') + field('used_cpu_sys'),
+    commands,
+  };
 };
 const before = await stats();
 deltas = 0;
-for (let i = 0; i < messages; i++) await send(i);
+await sendAll(messages);
 const after = await stats();
 const deltasPerMessage = deltas / messages;
 // Then as many again under MONITOR, which shows what the backend sends, command by command (and the commands scripts
@@ -103,7 +153,7 @@ await monitor.monitor(line => {
   const name = /"([^"]+)"/.exec(line)?.[1]?.toLowerCase() ?? '?';
   sent.set(name, (sent.get(name) ?? 0) + 1);
 });
-for (let i = 0; i < messages; i++) await send(i);
+await sendAll(messages);
 counting = false;
 // This script's own INFO and CONFIG are not the backend's.
 const rows = [...after.commands]
@@ -111,7 +161,9 @@ const rows = [...after.commands]
   .filter(([name, calls]) => calls > 0 && name !== 'info' && !name.startsWith('config'))
   .sort((a, b) => b[1] - a[1]);
 const total = rows.reduce((sum, [, calls]) => sum + calls, 0);
-console.log(`${messages} messages, ${deltasPerMessage.toFixed(1)} delta events per message as streamed`);
+console.log(
+  `${messages} messages, ${atOnce} at a time, the emulator at pace ${pace}: ${deltasPerMessage.toFixed(1)} delta events per message as streamed`,
+);
 const sentRows = [...sent].filter(([name]) => name !== 'info').sort((a, b) => b[1] - a[1]);
 console.log('Sent by the backend (round trips, or commands of a pipeline):\n| command | per message |\n| --- | --- |');
 for (const [name, calls] of sentRows) console.log(`| ${name} | ${(calls / messages).toFixed(2)} |`);
@@ -125,6 +177,9 @@ console.log(
   `bytes per message: into Redis ${Math.round((after.input - before.input) / messages)}, out of Redis ${Math.round(
     (after.output - before.output) / messages,
   )}`,
+);
+console.log(
+  `Redis CPU per message: ${(((after.cpuS - before.cpuS) * 1000) / messages).toFixed(3)} ms (INFO cpu; this script's INFO calls included)`,
 );
 await client.quit();
 await monitor.quit().catch(() => {});

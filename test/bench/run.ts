@@ -207,14 +207,58 @@ async function backendSections(): Promise<string[]> {
   ];
 }
 
+/**
+ * Every target the tables below check, in one table: the rows of each table that has a `target` and a `met` column,
+ * with the section they are in. The figures are the tables' own, deep-chat's and the floors' beside them.
+ */
+function targetSummary(sections: string[]): string[] {
+  const rows: Record<string, unknown>[] = [];
+  let section = '';
+  let columns: string[] | undefined;
+  const cells = (line: string) =>
+    line
+      .slice(1, -1)
+      .split(' | ')
+      .map(cell => cell.trim());
+  for (const line of sections.join('\n').split('\n')) {
+    if (line.startsWith('## ')) section = line.slice(3).split(/[:(]/)[0]!.trim();
+    if (!line.startsWith('|')) {
+      columns = undefined;
+      continue;
+    }
+    if (!columns) {
+      const header = cells(line);
+      columns = header.includes('target') && header.includes('met') ? header : [];
+      continue;
+    }
+    const row = cells(line);
+    if (!columns.length || row.every(cell => /^-+$/.test(cell))) continue;
+    const of = (name: string) => row[columns!.indexOf(name)] ?? '';
+    if (!of('met')) continue;
+    const figure = columns
+      .filter(name => name !== 'target' && name !== 'met')
+      .map(name => (name === 'figure' ? of(name) : of(name) && `${name}: ${of(name)}`))
+      .filter(Boolean)
+      .join('; ');
+    rows.push({ table: section, target: of('target'), figure, met: of('met') });
+  }
+  if (!rows.length) return [];
+  const met = rows.filter(row => row.met === 'pass').length;
+  return [`## Targets: ${met} of ${rows.length} met in this run`, '', table(rows), ''];
+}
+
 // BENCH_ONLY=backend (or browser) runs one part alone.
 const only = process.env.BENCH_ONLY;
 if (only && only !== 'backend' && only !== 'browser') throw new Error('BENCH_ONLY must be backend or browser');
+const sections = [
+  ...(only === 'backend' ? [] : await browserSections()),
+  ...(only === 'browser' ? [] : await backendSections()),
+];
 const report = [
   `# persona-chat benchmarks (${new Date().toISOString().slice(0, 10)}, median of ${repeats} unless said)`,
   '',
-  ...(only === 'backend' ? [] : await browserSections()),
-  ...(only === 'browser' ? [] : await backendSections()),
+  ...targetSummary(sections),
+  ...sections,
 ].join('\n');
 await mkdir('test-results', { recursive: true });
 await writeFile(only ? `test-results/bench-${only}.md` : 'test-results/bench.md', report);
