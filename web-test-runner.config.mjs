@@ -190,7 +190,10 @@ const upstream = async (input, init) => {
     // `aborted`: the backend gave up on the request before the emulator finished answering it.
     const { message } = await request.clone().json();
     const entry = { path, message, aborted: false, completed: false };
-    request.signal.addEventListener('abort', () => (entry.aborted ||= !entry.completed));
+    // The backend's own signal: the Request's copy of it follows it only while the Request is alive, and a garbage
+    // collection may take the Request once the emulator has answered, long before the reply ends.
+    const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+    signal?.addEventListener('abort', () => (entry.aborted ||= !entry.completed));
     continues.push(entry);
     const response = await emulator.fetch(request);
     // The answer is complete once its terminal event went out (a reader may stop there, before the stream closes).
