@@ -43,10 +43,10 @@ const concurrency = 8;
 const defaultPace = 12;
 const apiKey = 'bench-key';
 const tokenSecret = 'a-bench-secret-of-more-than-thirty-two-bytes';
-const site = 'https://bench.example.com';
-const question = 'How long does shipping take?';
+export const site = 'https://bench.example.com';
+export const question = 'How long does shipping take?';
 /** The bench persona's question whose answer is 240 words (serve.mjs). */
-const longQuestion = 'Tell me the long answer.';
+export const longQuestion = 'Tell me the long answer.';
 /** Every limit of the backend out of the way: the bench measures the way of a reply, not the refusals. */
 const noLimits = [
   'messages-per-user-per-minute',
@@ -98,7 +98,7 @@ async function spawnServer(
 }
 
 /** Starts one server of serve.mjs and waits for the line with its URL. */
-async function start(args: string[]): Promise<Server> {
+export async function start(args: string[]): Promise<Server> {
   const { first, pid, stop } = await spawnServer(`serve.mjs ${args[0]!}`, ['test/bench/serve.mjs', ...args]);
   return { ...(JSON.parse(first) as { url: string; personaId?: string }), pid, stop, complaints: [] };
 }
@@ -108,7 +108,12 @@ async function start(args: string[]): Promise<Server> {
  * serving `personaId`, on Redis when given its URL; its request log is read, and what it logged at the warn or error
  * level is kept.
  */
-async function startBackend(root: string, serviceUrl: string, personaId: string, redisUrl?: string): Promise<Server> {
+export async function startBackend(
+  root: string,
+  serviceUrl: string,
+  personaId: string,
+  redisUrl?: string,
+): Promise<Server> {
   const complaints: string[] = [];
   const args = [resolve(root, 'dist/server/cli.js'), '--port', '0', ...noLimits];
   if (redisUrl) args.push('--redis-url', redisUrl);

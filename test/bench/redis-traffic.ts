@@ -9,42 +9,17 @@
 //   The events of a reply then come a few at a time: this is what a message costs as visitors see it.
 //
 //   npx tsc -p tsconfig.build.json && npx tsx test/bench/redis-traffic.ts
-import { spawn } from 'node:child_process';
 import { request as httpRequest, Agent } from 'node:http';
-import { createInterface } from 'node:readline';
 import { createClient } from '@redis/client';
 import { startRedis } from '../support/redis.js';
+import { longQuestion, question as shortQuestion, site, start, startBackend } from './backend.js';
 
 const pace = Number(process.env.TRAFFIC_PACE ?? 0);
 const messages = Number(process.env.TRAFFIC_MESSAGES ?? (pace ? 100 : 500));
 const warmUp = Number(process.env.TRAFFIC_WARMUP ?? (pace ? 10 : 100));
 const atOnce = pace ? Number(process.env.TRAFFIC_AT_ONCE ?? 50) : 1;
-/** The bench persona's question whose answer is 240 words (serve.mjs), or the emulator's short one. */
-const question = pace ? 'Tell me the long answer.' : 'How long does shipping take?';
-const site = 'https://bench.example.com';
-const apiKey = 'bench-key';
-const tokenSecret = 'a-bench-secret-of-more-than-thirty-two-bytes';
-/** Every limit of the backend out of the way: this counts the way of a reply, not the refusals. */
-const noLimits = [
-  'messages-per-user-per-minute',
-  'messages-per-ip-per-minute',
-  'sessions-per-ip-per-minute',
-  'conversations-per-user-per-minute',
-  'concurrent-streams-per-user',
-].flatMap(flag => [`--${flag}`, '1000000000']);
-
-const children: ReturnType<typeof spawn>[] = [];
-process.on('exit', () => children.forEach(child => child.kill('SIGKILL')));
-
-/** Starts a process and resolves with its first line on stdout (the lines after it are read and dropped). */
-async function firstLine(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  children.push(child);
-  const lines = createInterface({ input: child.stdout! });
-  const line = await new Promise<string>(resolve => lines.once('line', resolve));
-  lines.on('line', () => {});
-  return line;
-}
+/** The bench persona's question whose answer is 240 words, or the emulator's short one. */
+const question = pace ? longQuestion : shortQuestion;
 
 function post(url: string, headers: Record<string, string>, body: string, agent: Agent): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -64,19 +39,8 @@ function post(url: string, headers: Record<string, string>, body: string, agent:
 }
 
 const redis = await startRedis();
-const service = JSON.parse(await firstLine(['test/bench/serve.mjs', 'emulator', String(pace)])) as {
-  url: string;
-  personaId: string;
-  heldPersonaId: string;
-};
-const listening = await firstLine(['dist/server/cli.js', '--port', '0', '--redis-url', redis.url, ...noLimits], {
-  PERSONA_CHAT_SERVICE_URL: service.url,
-  PERSONA_CHAT_API_KEY: apiKey,
-  PERSONA_CHAT_PERSONA_ID: pace ? service.heldPersonaId : service.personaId,
-  PERSONA_CHAT_TOKEN_SECRET: tokenSecret,
-  PERSONA_CHAT_ALLOWED_ORIGIN: site,
-});
-const backend = { url: /^listening on (\S+)$/.exec(listening)![1]! };
+const service = await start(['emulator', String(pace)]);
+const backend = await startBackend('.', service.url, pace ? service.heldPersonaId! : service.personaId!, redis.url);
 const agent = new Agent({ keepAlive: true, maxSockets: atOnce });
 const session = await fetch(`${backend.url}/session`, {
   method: 'POST',
