@@ -180,7 +180,8 @@ export class ConversationUpdates {
         this.#unkept.delete(conversationId);
         written(
           this.background(conversationId, 'keeping the citations of a reply failed', () =>
-            this.#keep(conversationId, replies),
+            // One read and one write of the conversation, for the citations of several of its replies.
+            this.#rewrite(conversationId, metadata => withCitations(metadata, replies)),
           ),
         );
       },
@@ -198,19 +199,19 @@ export class ConversationUpdates {
    */
   keepOutcome(conversationId: string, key: string, outcome: Omit<KeptOutcome, 'timestamp'>): Promise<void> {
     const kept: KeptOutcome = { ...outcome, timestamp: new Date().toISOString() };
-    const { service } = this.#options;
-    return this.background(conversationId, 'keeping how a reply ended failed', async () => {
-      const conversation = await service.getConversation(conversationId);
-      if (isDeleted(conversation)) return;
-      await service.setMetadata(conversationId, withOutcome(conversation.metadata, key, kept));
-    });
+    return this.background(conversationId, 'keeping how a reply ended failed', () =>
+      this.#rewrite(conversationId, metadata => withOutcome(metadata, key, kept)),
+    );
   }
 
-  /** One read and one write of the conversation, for the citations of several of its replies. */
-  async #keep(conversationId: string, replies: Map<string, KeptCitations>) {
+  /** One read and one write of the conversation's metadata, unless it was deleted. */
+  async #rewrite(
+    conversationId: string,
+    change: (metadata: Record<string, unknown> | undefined) => Record<string, unknown>,
+  ) {
     const { service } = this.#options;
     const conversation = await service.getConversation(conversationId);
     if (isDeleted(conversation)) return;
-    await service.setMetadata(conversationId, withCitations(conversation.metadata, replies));
+    await service.setMetadata(conversationId, change(conversation.metadata));
   }
 }
