@@ -815,23 +815,42 @@ export class RedisStore implements BackendStore {
    * A command's answer, or a StoreUnavailableError: when it failed, and when it was not answered within the command
    * timeout, which a stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls.
    * `bounded` false: the caller bounds the wait itself.
+   *
+   * Only Redis's time counts, not this process's: a busy event loop (a thousand requests come at once) sends a command
+   * late and reads its answer late, and its timers run before it reads. So the wait is counted in quarters of the
+   * timeout, each less as much as its timer ran late (the loop was busy meanwhile), and the command fails only once the
+   * loop has read what came after the last (`setImmediate`).
    */
   #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const timer = bounded
-        ? setTimeout(
-            () => reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`)),
-            this.#timeoutMs,
-          )
-        : undefined;
+      let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let waited = 0;
+      const quarter = this.#timeoutMs / 4;
+      const wait = () => {
+        const due = performance.now() + quarter;
+        timer = setTimeout(() => {
+          waited += Math.max(0, quarter - (performance.now() - due));
+          if (waited < this.#timeoutMs) return wait();
+          setImmediate(() => {
+            if (settled) return;
+            settled = true;
+            reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`));
+          });
+        }, quarter);
+      };
+      if (bounded) wait();
       const failed = (error: unknown) => {
         clearTimeout(timer);
+        if (settled) return;
+        settled = true;
         const message = error instanceof Error ? error.message : String(error);
         reject(new StoreUnavailableError(`Redis: ${message}`, { cause: error }));
       };
       try {
         work().then(answer => {
           clearTimeout(timer);
+          settled = true;
           resolve(answer);
         }, failed);
       } catch (error) {

@@ -115,7 +115,8 @@ export async function startBackend(
   redisUrl?: string,
 ): Promise<Server> {
   const complaints: string[] = [];
-  const args = [resolve(root, 'dist/server/cli.js'), '--port', '0', ...noLimits];
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const args = [...flags, resolve(root, 'dist/server/cli.js'), '--port', '0', ...noLimits];
   if (redisUrl) args.push('--redis-url', redisUrl);
   const env = {
     PERSONA_CHAT_SERVICE_URL: serviceUrl,
@@ -259,7 +260,7 @@ async function proxyTarget(server: Server, service: Server, personaId: string, c
  * Visitors of the backend (`visitors`, each with a token of their own) and `count` conversations shared among them in
  * turn; then messages with fresh Idempotency-Keys.
  */
-async function backendTarget(server: Server, count: number, visitors = 1): Promise<Target> {
+export async function backendTarget(server: Server, count: number, visitors = 1): Promise<Target> {
   const base = server.url;
   const tokens = await eightAtATime(visitors, async () => {
     const session = await fetch(`${base}/session`, {
@@ -367,7 +368,7 @@ async function latencies(targets: { server: Server; target: Target }[]): Promise
  * Opens `streams` streams at once, each on its own connection: what failed, the first delta, how long the streams
  * stayed open, the server's peak RSS and CPU, and the CPU share of the emulator and of this process meanwhile.
  */
-async function burst(server: Server, service: Server, target: Target, message: string) {
+async function burst(server: Server, service: Server, target: Target, message: string, redisPid?: number) {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   const exact = resetPeak(server.pid);
   let peak = usage(server.pid).rssMb;
@@ -377,6 +378,7 @@ async function burst(server: Server, service: Server, target: Target, message: s
   const wholes: number[] = [];
   const serverBefore = usage(server.pid).cpuMs;
   const serviceBefore = usage(service.pid).cpuMs;
+  const redisBefore = redisPid ? usage(redisPid).cpuMs : 0;
   const ownBefore = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
@@ -406,6 +408,7 @@ async function burst(server: Server, service: Server, target: Target, message: s
     peakMb: peak,
     serverCpuMs: after.cpuMs - serverBefore,
     serviceShare: (usage(service.pid).cpuMs - serviceBefore) / elapsed,
+    redisShare: redisPid ? (usage(redisPid).cpuMs - redisBefore) / elapsed : undefined,
     ownShare: (own.user + own.system) / 1000 / elapsed,
     elapsed,
   };
@@ -512,7 +515,8 @@ export async function backendBench(): Promise<BackendTables> {
           const peaks: { failed: number; peakMb: number }[] = [];
           for (let attempt = 1; attempt <= attempts; attempt++) {
             const average = loadAverage();
-            const row = await burst(server, service, target, message);
+            const redisPid = path.includes('Redis') && !(redis instanceof Error) ? redis.pid : undefined;
+            const row = await burst(server, service, target, message, redisPid);
             peaks.push(row);
             const ratio = floor.length ? (row.peakMb / floor[attempt - 1]!).toFixed(2) : '';
             rows.push(
@@ -526,7 +530,9 @@ export async function backendBench(): Promise<BackendTables> {
                 'KB per stream': Math.round(((row.peakMb - idle) * 1024) / streams),
                 'peak × proxy': ratio,
                 'server CPU s': (row.serverCpuMs / 1000).toFixed(1),
-                'emulator / bench CPU': `${percent(row.serviceShare)} / ${percent(row.ownShare)}`,
+                'emulator / Redis / bench CPU': [row.serviceShare, row.redisShare, row.ownShare]
+                  .map(share => (share === undefined ? '–' : percent(share)))
+                  .join(' / '),
                 'load average': average,
               }),
             );

@@ -115,6 +115,20 @@ describe('RedisStore alone', () => {
     assert.equal((await store.hit('k2', 1000)).count, 1);
   });
 
+  it("counts only Redis's time toward the command timeout, not the time its own event loop was busy", async () => {
+    const store = new RedisStore({ url: redis.url, prefix: 'busy:', commandTimeoutMs: 200, onStatus: () => {} });
+    after(() => store.close());
+    await until(() => answers(store), 'the store to answer');
+    // Commands sent, then the loop busy for five timeouts (a thousand requests at once): the command is sent when the
+    // loop is free again, and its timer is due before the loop reads the answer.
+    const hit = store.hit('k', 60_000);
+    const lease = store.acquireLease('r', 'a', 60_000);
+    const busyUntil = performance.now() + 1000;
+    while (performance.now() < busyUntil);
+    assert.equal((await hit).count, 1);
+    assert.equal(await lease, true);
+  });
+
   it('is unavailable while Redis is down, and serves again by itself when it is back', async () => {
     const seen: string[] = [];
     const store = await connected(status => void seen.push(status), 'outage:');

@@ -19,6 +19,8 @@ export interface RedisServer {
   /** Lets a paused server go on (SIGCONT). */
   resume(): void;
   stop(): Promise<void>;
+  /** The running server's process id. */
+  readonly pid: number | undefined;
 }
 
 async function freePort(): Promise<number> {
@@ -88,5 +90,8 @@ export async function startRedis(): Promise<RedisServer> {
     pause: () => void child?.kill('SIGSTOP'),
     resume: () => void child?.kill('SIGCONT'),
     stop: kill,
+    get pid() {
+      return child?.pid;
+    },
   };
 }
