@@ -15,14 +15,15 @@
 //   emulator at its default pace (12 words a second) answering with 240 words: every stream is held open about 20 s,
 //   as a model's reply is. The requests that failed and how, the first delta's median, how long a stream stayed
 //   open, the server's peak RSS (the kernel's high-water mark, reset before each burst) and its ratio to the proxy's
-//   in the same burst, the server's CPU, and the emulator's and this process's CPU share (neither may be the
-//   bottleneck).
+//   in the same burst, the server's CPU, and the CPU share of the emulator, of Redis (on the Redis path) and of this
+//   process (none may be the bottleneck).
 // - at once (`BENCH_BACKEND=burst`, not run by default: the held-open run says more): the same bursts in front of the
 //   emulator at pace 0, each stream over in a moment. `BENCH_BACKEND` names the tables to run, `latency,held` by
 //   default.
 //
 // `BENCH_BEFORE=<dir>` adds the backend of another checkout (its dist/server/cli.js, built) beside this one's, with
-// the same clients in the same run: a before-and-after of a change.
+// the same clients in the same run: a before-and-after of a change. `BENCH_NODE_FLAGS` are given to the backend's
+// node: a V8 setting tried beside the shipped one, in a run of its own.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
