@@ -550,6 +550,8 @@ export async function backendBench(): Promise<BackendTables> {
                 'emulator / Redis / bench CPU': [row.serviceShare, row.redisShare, row.ownShare]
                   .map(share => (share === undefined ? '–' : percent(share)))
                   .join(' / '),
+                'Redis CPU ms per reply':
+                  row.redisShare === undefined ? '' : ((row.redisShare * row.elapsed) / streams).toFixed(2),
                 'load average': average,
               }),
             );
