@@ -717,11 +717,9 @@ export class RedisStore implements BackendStore {
     // Bounded below, where a subscription not confirmed in time also replaces the subscriber.
     const subscribing = this.#guard(subscribe, false);
     subscribing.catch(() => {});
-    let stuck!: ReturnType<typeof setTimeout>;
-    const late = new Promise<'stuck'>(resolve => (stuck = setTimeout(resolve, this.#timeoutMs, 'stuck')));
-    const first = await Promise.race([subscribing.then(() => 'subscribed' as const), late]).finally(() =>
-      clearTimeout(stuck),
-    );
+    let cancel!: () => void;
+    const late = new Promise<'stuck'>(resolve => (cancel = afterRedisTime(this.#timeoutMs, () => resolve('stuck'))));
+    const first = await Promise.race([subscribing.then(() => 'subscribed' as const), late]).finally(() => cancel());
     if (first === 'stuck') {
       this.#replaceSubscriber(subscriber);
       throw new StoreUnavailableError('Redis: a subscription was not confirmed in time');
@@ -815,42 +813,23 @@ export class RedisStore implements BackendStore {
    * A command's answer, or a StoreUnavailableError: when it failed, and when it was not answered within the command
    * timeout, which a stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls.
    * `bounded` false: the caller bounds the wait itself.
-   *
-   * Only Redis's time counts, not this process's: a busy event loop (a thousand requests come at once) sends a command
-   * late and reads its answer late, and its timers run before it reads. So the wait is counted in quarters of the
-   * timeout, each less as much as its timer ran late (the loop was busy meanwhile), and the command fails only once the
-   * loop has read what came after the last (`setImmediate`).
+   * Only Redis's time counts (`afterRedisTime`).
    */
   #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let settled = false;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let waited = 0;
-      const quarter = this.#timeoutMs / 4;
-      const wait = () => {
-        const due = performance.now() + quarter;
-        timer = setTimeout(() => {
-          waited += Math.max(0, quarter - (performance.now() - due));
-          if (waited < this.#timeoutMs) return wait();
-          setImmediate(() => {
-            if (settled) return;
-            settled = true;
-            reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`));
-          });
-        }, quarter);
-      };
-      if (bounded) wait();
+      const cancel = bounded
+        ? afterRedisTime(this.#timeoutMs, () =>
+            reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`)),
+          )
+        : undefined;
       const failed = (error: unknown) => {
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
+        cancel?.();
         const message = error instanceof Error ? error.message : String(error);
         reject(new StoreUnavailableError(`Redis: ${message}`, { cause: error }));
       };
       try {
         work().then(answer => {
-          clearTimeout(timer);
-          settled = true;
+          cancel?.();
           resolve(answer);
         }, failed);
       } catch (error) {
@@ -871,6 +850,33 @@ export class RedisStore implements BackendStore {
     this.#down = false;
     this.#onStatus('ready', '');
   }
+}
+
+/**
+ * Calls `expire` once `ms` of Redis's time has passed, unless what it returns is called first. Only Redis's time
+ * counts, not this process's: a busy event loop (a thousand requests come at once) sends a command late and reads its
+ * answer late, and its timers run before it reads. So the time is counted in quarters, each less as much as its timer
+ * ran late (the loop was busy meanwhile), and `expire` is called only once the loop has read what came after the last
+ * (`setImmediate`).
+ */
+function afterRedisTime(ms: number, expire: () => void): () => void {
+  const quarter = ms / 4;
+  let waited = 0;
+  let cancelled = false;
+  let timer: ReturnType<typeof setTimeout>;
+  const wait = () => {
+    const due = performance.now() + quarter;
+    timer = setTimeout(() => {
+      waited += Math.max(0, quarter - (performance.now() - due));
+      if (waited < ms) return wait();
+      setImmediate(() => cancelled || expire());
+    }, quarter);
+  };
+  wait();
+  return () => {
+    cancelled = true;
+    clearTimeout(timer);
+  };
 }
 
 /** A stream entry as a logged event: `[id, [field, value, …]]` with the fields `e` (event) and `d` (data). */
