@@ -7,13 +7,15 @@
  * `<attempt>-<seq>`.
  *
  * A producer appends the events of one read from the service in one script, one round trip, which publishes one
- * wake-up on the run's channel for the whole batch. Readers on the producer's own instance need neither: the store
- * keeps the newest events its producers appended (the log's tail, consecutive in it while the lease is held) and
- * wakes them in the process. A reader on another instance subscribes to the run's channel while it follows (one
- * subscriber connection per instance serves every such reader) and reads the stream itself when woken. A stop is a
- * key and a message on one channel per prefix that every instance listens to; a producer's instance knows from the
- * script that created its run whether a stop was already asked for, so that looking costs no round trip, and a look
- * at the stop keys of every producer it holds, in one command every few seconds, makes up for a message lost.
+ * wake-up on the run's channel for the whole batch; after a run's first, the appends of every run an instance
+ * produces go to Redis together, every few milliseconds (`appendWindowMs`). Readers on the producer's own instance
+ * need neither: the store keeps the newest events its producers appended (the log's tail, consecutive in it while the
+ * lease is held) and wakes them in the process. A reader on another instance subscribes to the run's channel while
+ * it follows (one subscriber connection per instance serves every such reader) and reads the stream itself when
+ * woken. A stop is a key and a message on one channel per prefix that every instance listens to; a producer's
+ * instance knows from the script that created its run whether a stop was already asked for, so that looking costs no
+ * round trip, and a look at the stop keys of every producer it holds, in one command every few seconds, makes up for
+ * a message lost.
  *
  * Every write that must be atomic is a Lua script. Scripts read the server's clock, never the instances'.
  * Redis Cluster is not supported (a script touches the keys of a run and of its conversation).
@@ -213,6 +215,13 @@ const tailLength = 64;
 const followGraceMs = 2000;
 /** How often the stop keys of the runs this instance produces are looked at, in case a stop message was lost. */
 const stopSweepMs = 5000;
+/**
+ * How long a run's appends after its first wait for those of the other runs this instance produces, to go to Redis
+ * with them in one write. Redis spends a read and a write of its socket on each write it is sent, which cost it
+ * several times what the script of an append does: with hundreds of replies streaming, appends sent one by one as
+ * their deltas come take most of its CPU.
+ */
+const appendWindowMs = 5;
 
 export class RedisStore implements BackendStore {
   readonly #client;
@@ -234,6 +243,8 @@ export class RedisStore implements BackendStore {
   #stopsLive = false;
   /** Counts the stop messages received: what a script said of a stop holds only when none came while it ran. */
   #stopMessages = 0;
+  /** Resolves when the appends waiting now are to be sent, all at once (`appendWindowMs`). */
+  #appendWindow: Promise<void> | undefined;
   readonly #stopSweep: ReturnType<typeof setInterval>;
 
   constructor(options: RedisStoreOptions) {
@@ -369,6 +380,15 @@ export class RedisStore implements BackendStore {
     const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id)];
     const args: (string | number)[] = [leaseToken, ttlMs, this.#channel(id), this.#key('runs', ''), release ? 1 : 0];
     for (const { event, data } of events) args.push(event, data);
+    // A run's first events go at once, for the visitor waits for them; its later ones with those of other runs.
+    if (this.#local.get(id)?.events.length) {
+      await (this.#appendWindow ??= new Promise(resolve =>
+        setTimeout(() => {
+          this.#appendWindow = undefined;
+          resolve();
+        }, appendWindowMs),
+      ));
+    }
     let appended: Reply;
     try {
       appended = await this.#run(scripts.appendEvents, keys, args);

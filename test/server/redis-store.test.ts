@@ -129,6 +129,36 @@ describe('RedisStore alone', () => {
     assert.equal(await lease, true);
   });
 
+  it('sends the appends of many runs, after the first of each, together: Redis reads them at once', async () => {
+    const store = await connected(undefined, 'together:');
+    const admin = createClient({ url: redis.url });
+    await admin.connect();
+    after(() => Promise.all([store.close(), admin.quit()]));
+    const ids = Array.from({ length: 20 }, (_, i) => `r${i}`);
+    for (const id of ids) {
+      await store.createRun(id, record(`key-${id}`), window);
+      await store.appendEvent(id, 'delta', '{"text":"a"}', 'a', 60_000);
+    }
+    const reads = async () => Number(/total_reads_processed:(\d+)/.exec(await admin.info('stats'))![1]);
+    const before = await reads();
+    // As the deltas of 20 replies come: each in a turn of the event loop of its own.
+    const appends: Promise<string | null>[] = [];
+    for (const id of ids) {
+      appends.push(store.appendEvent(id, 'delta', '{"text":"b"}', 'a', 60_000));
+      await new Promise(resolve => setImmediate(resolve));
+    }
+    assert.ok((await Promise.all(appends)).every(Boolean), 'every append was made');
+    // The INFO that counts is a read too. Sent one by one, the appends would be 20.
+    const read = (await reads()) - before - 1;
+    assert.ok(read <= 4, `Redis read the 20 appends in ${read} reads`);
+    const other = await connected(undefined, 'together:');
+    after(() => other.close());
+    for (const id of ids) {
+      const texts = (await other.readEvents(id, null, { waitMs: 0 })).map(event => event.data);
+      assert.deepEqual(texts, ['{"text":"a"}', '{"text":"b"}']);
+    }
+  });
+
   it('is unavailable while Redis is down, and serves again by itself when it is back', async () => {
     const seen: string[] = [];
     const store = await connected(status => void seen.push(status), 'outage:');
