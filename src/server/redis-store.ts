@@ -7,8 +7,8 @@
  * `<attempt>-<seq>`.
  *
  * A producer appends the events of one read from the service in one script, one round trip, which publishes one
- * wake-up on the run's channel for the whole batch; after a run's first, the appends of every run an instance
- * produces go to Redis together, every few milliseconds (`appendWindowMs`). Readers on the producer's own instance
+ * wake-up on the run's channel for the whole batch; between a reply's first text and its end, the appends of every
+ * run an instance produces go to Redis together, every few milliseconds (`appendWindowMs`). Readers on the producer's own instance
  * need neither: the store keeps the newest events its producers appended (the log's tail, consecutive in it while the
  * lease is held) and wakes them in the process. A reader on another instance subscribes to the run's channel while
  * it follows (one subscriber connection per instance serves every such reader) and reads the stream itself when
@@ -186,6 +186,8 @@ interface LocalRun {
   events: LoggedEvent[];
   /** The id of the event before `events[0]`; null when there is none in the attempt; undefined when not known. */
   before: string | null | undefined;
+  /** Whether this instance appended text of the attempt: its next appends, but its end, wait for other runs'. */
+  texted?: boolean;
   /** Whether a stop was asked for, as the run's script and the stop channel since told; undefined: ask Redis. */
   stop: boolean | undefined;
   /** The stop channel's epoch that `stop` holds for (-1: none). */
@@ -216,8 +218,8 @@ const followGraceMs = 2000;
 /** How often the stop keys of the runs this instance produces are looked at, in case a stop message was lost. */
 const stopSweepMs = 5000;
 /**
- * How long a run's appends after its first wait for those of the other runs this instance produces, to go to Redis
- * with them in one write. Redis spends a read and a write of its socket on each write it is sent, which cost it
+ * How long a run's appends of text after its first wait for those of the other runs this instance produces, to go to
+ * Redis with them in one write. Redis spends a read and a write of its socket on each write it is sent, which cost it
  * several times what the script of an append does: with hundreds of replies streaming, appends sent one by one as
  * their deltas come take most of its CPU.
  */
@@ -380,8 +382,10 @@ export class RedisStore implements BackendStore {
     const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id)];
     const args: (string | number)[] = [leaseToken, ttlMs, this.#channel(id), this.#key('runs', ''), release ? 1 : 0];
     for (const { event, data } of events) args.push(event, data);
-    // A run's first events go at once, for the visitor waits for them; its later ones with those of other runs.
-    if (this.#local.get(id)?.events.length) {
+    // A reply's first text and its end go at once, for the visitor waits for them; the text between goes with the
+    // appends of the other runs.
+    const known = this.#local.get(id);
+    if (!release && known?.token === leaseToken && known.texted) {
       await (this.#appendWindow ??= new Promise(resolve =>
         setTimeout(() => {
           this.#appendWindow = undefined;
@@ -409,7 +413,8 @@ export class RedisStore implements BackendStore {
       run = { token: leaseToken, leased: true, attempt, events: [], before: undefined, stop: undefined, epoch: -1 };
       this.#local.set(id, run);
     }
-    if (run.attempt !== attempt) Object.assign(run, { attempt, events: [], before: undefined });
+    if (run.attempt !== attempt) Object.assign(run, { attempt, events: [], before: undefined, texted: false });
+    if (events.some(({ event }) => event === 'delta')) run.texted = true;
     run.leased = true;
     run.released = false;
     ids.forEach((eventId, i) => {
