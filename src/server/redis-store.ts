@@ -8,14 +8,14 @@
  *
  * A producer appends the events of one read from the service in one script, one round trip, which publishes one
  * wake-up on the run's channel for the whole batch; between a reply's first text and its end, the appends of every
- * run an instance produces go to Redis together, every few milliseconds (`appendWindowMs`). Readers on the producer's own instance
- * need neither: the store keeps the newest events its producers appended (the log's tail, consecutive in it while the
- * lease is held) and wakes them in the process. A reader on another instance subscribes to the run's channel while
- * it follows (one subscriber connection per instance serves every such reader) and reads the stream itself when
- * woken. A stop is a key and a message on one channel per prefix that every instance listens to; a producer's
- * instance knows from the script that created its run whether a stop was already asked for, so that looking costs no
- * round trip, and a look at the stop keys of every producer it holds, in one command every few seconds, makes up for
- * a message lost.
+ * run an instance produces go to Redis together, every few milliseconds (`appendWindowMs`). Readers on the
+ * producer's own instance need neither: the store keeps the newest events its producers appended (the log's tail,
+ * consecutive in it while the lease is held) and wakes them in the process. A reader on another instance subscribes
+ * to the run's channel while it follows (one subscriber connection per instance serves every such reader) and reads
+ * the stream itself when woken. A stop is a key and a message on one channel per prefix that every instance listens
+ * to; a producer's instance knows from the script that created its run whether a stop was already asked for, so that
+ * looking costs no round trip, and a look at the stop keys of every producer it holds, in one command every few
+ * seconds, makes up for a message lost.
  *
  * Every write that must be atomic is a Lua script. Scripts read the server's clock, never the instances'.
  * Redis Cluster is not supported (a script touches the keys of a run and of its conversation).

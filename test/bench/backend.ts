@@ -41,9 +41,9 @@ const tables = new Set((process.env.BENCH_BACKEND ?? 'latency,held').split(','))
 const before = process.env.BENCH_BEFORE;
 const concurrency = 8;
 /**
- * The held-open bursts wait as long as the proxy does for the service's answer: 2,000 requests at once keep the emulator,
- * on the same 2 CPUs, from answering some for up to 40 s (the proxy's first delta shows it), where the backend's default
- * 10 s would count them as the backend's failures.
+ * The held-open bursts wait as long as the proxy does for the service's answer: 2,000 requests at once keep the
+ * emulator, on the same 2 CPUs, from answering some for up to 40 s (the proxy's first delta shows it), where the
+ * backend's default 10 s would count them as the backend's failures.
  */
 const heldFlags = ['--connect-timeout-ms', '120000'];
 /** The emulator CLI's default pace, in words per second (src/emulator/cli.ts). */
