@@ -43,8 +43,16 @@ export interface RedisStoreOptions {
   url: string;
   /** Put before every key and channel, so that several apps can share one Redis. Default `persona-chat:`. */
   prefix?: string;
-  /** How long one command may take before it counts as a failure. Default 2,000 ms. */
+  /**
+   * How long one command may take before it counts as a failure. Default 2,000 ms. A moment the instance's own event
+   * loop was too busy to read the answer does not count, up to five times this in all.
+   */
   commandTimeoutMs?: number;
+  /**
+   * How long a reply's appends of text after its first wait for those of the other replies this instance streams, to
+   * go to Redis with them in one write. Default 5 ms.
+   */
+  appendWindowMs?: number;
   /** Told when Redis goes away and when it is back. Default: a line on stderr. */
   onStatus?(status: 'unavailable' | 'ready', detail: string): void;
 }
@@ -218,18 +226,19 @@ const followGraceMs = 2000;
 /** How often the stop keys of the runs this instance produces are looked at, in case a stop message was lost. */
 const stopSweepMs = 5000;
 /**
- * How long a run's appends of text after its first wait for those of the other runs this instance produces, to go to
- * Redis with them in one write. Redis spends a read and a write of its socket on each write it is sent, which cost it
- * several times what the script of an append does: with hundreds of replies streaming, appends sent one by one as
- * their deltas come take most of its CPU.
+ * How long a run's appends of text after its first wait for those of the other runs this instance produces, unless
+ * told otherwise. Redis spends a read and a write of its socket on each write it is sent, which cost it several times
+ * what the script of an append does: with hundreds of replies streaming, appends sent one by one as their deltas come
+ * take most of its CPU.
  */
-const appendWindowMs = 5;
+const defaultAppendWindowMs = 5;
 
 export class RedisStore implements BackendStore {
   readonly #client;
   /** Subscribed to the stop channel, and to the channels of the runs this instance's readers follow from elsewhere. */
   #subscriber: Client;
   readonly #timeoutMs: number;
+  readonly #appendWindowMs: number;
   readonly #prefix: string;
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>;
   #down = false;
@@ -259,6 +268,7 @@ export class RedisStore implements BackendStore {
         if (detail) console.error(`persona-chat backend: ${detail}`);
       });
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
+    this.#appendWindowMs = options.appendWindowMs ?? defaultAppendWindowMs;
     this.#client = this.#connect(commandClient(options.url));
     // A connection lost may have lost writes, leases and stops: what this instance knew is read from Redis again.
     this.#client.on('error', () => this.#forgetLocal());
@@ -390,7 +400,7 @@ export class RedisStore implements BackendStore {
         setTimeout(() => {
           this.#appendWindow = undefined;
           resolve();
-        }, appendWindowMs),
+        }, this.#appendWindowMs),
       ));
     }
     let appended: Reply;
@@ -838,7 +848,7 @@ export class RedisStore implements BackendStore {
    * A command's answer, or a StoreUnavailableError: when it failed, and when it was not answered within the command
    * timeout, which a stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls.
    * `bounded` false: the caller bounds the wait itself.
-   * Only Redis's time counts (`afterRedisTime`).
+   * A moment the event loop was too busy to read the answer does not count (`afterRedisTime`).
    */
   #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -878,22 +888,26 @@ export class RedisStore implements BackendStore {
 }
 
 /**
- * Calls `expire` once `ms` of Redis's time has passed, unless what it returns is called first. Only Redis's time
- * counts, not this process's: a busy event loop (a thousand requests come at once) sends a command late and reads its
- * answer late, and its timers run before it reads. So the time is counted in quarters, each less as much as its timer
- * ran late (the loop was busy meanwhile), and `expire` is called only once the loop has read what came after the last
- * (`setImmediate`).
+ * Calls `expire` once `ms` have passed that the event loop was free to read Redis's answer, or five times `ms` in all,
+ * unless what it returns is called first. A busy event loop (a thousand requests come at once) sends a command late
+ * and reads its answer late, and its timers run before it reads: that time is not Redis's. So the time is counted in
+ * quarters, each less as much as its timer ran late beyond a timer's usual slack (the loop was busy meanwhile), and
+ * `expire` is called only once the loop has read what came after the last (`setImmediate`).
  */
 function afterRedisTime(ms: number, expire: () => void): () => void {
   const quarter = ms / 4;
+  const slack = Math.min(10, quarter / 10);
+  const cap = performance.now() + 5 * ms;
   let waited = 0;
   let cancelled = false;
   let timer: ReturnType<typeof setTimeout>;
   const wait = () => {
     const due = performance.now() + quarter;
     timer = setTimeout(() => {
-      waited += Math.max(0, quarter - (performance.now() - due));
-      if (waited < ms) return wait();
+      const now = performance.now();
+      const late = now - due;
+      waited += late > slack ? Math.max(0, quarter - late) : quarter;
+      if (waited < ms && now < cap) return wait();
       setImmediate(() => cancelled || expire());
     }, quarter);
   };

@@ -412,7 +412,7 @@ async function burst(server: Server, service: Server, target: Target, message: s
     failed: [...failures.values()].reduce((a, b) => a + b, 0),
     how: [...failures].map(([code, n]) => `${n} ${code}`).join(', '),
     firstP50: percentile(firsts, 50),
-    firstMax: Math.max(...firsts),
+    firstMax: firsts.length ? Math.max(...firsts) : NaN,
     wholeP50: percentile(wholes, 50),
     peakMb: peak,
     serverCpuMs: after.cpuMs - serverBefore,
@@ -462,6 +462,7 @@ export async function backendBench(): Promise<BackendTables> {
       count: number,
       visitors: number,
     ) => Promise<Target>;
+    const redisPath = 'backend, Redis store';
     const ofBackend: Make = (server, _service, _personaId, count, visitors) => backendTarget(server, count, visitors);
     const paths: [string, Begin, Make][] = [
       ['bare node:http proxy', service => start(['proxy', service.url]), proxyTarget],
@@ -471,13 +472,9 @@ export async function backendBench(): Promise<BackendTables> {
         ofBackend,
       ],
     ];
-    if (redis instanceof Error) out.latency.push({ path: `backend, Redis store: not measured (${redis.message})` });
+    if (redis instanceof Error) out.latency.push({ path: `${redisPath}: not measured (${redis.message})` });
     else
-      paths.push([
-        'backend, Redis store',
-        (service, id, flags) => startBackend('.', service.url, id, redis.url, flags),
-        ofBackend,
-      ]);
+      paths.push([redisPath, (service, id, flags) => startBackend('.', service.url, id, redis.url, flags), ofBackend]);
     // The other checkout on the memory store only, beside this one's: its Redis row would make the run much longer.
     if (before) {
       const begin: Begin = (service, id, flags) => startBackend(before, service.url, id, undefined, flags);
@@ -532,7 +529,7 @@ export async function backendBench(): Promise<BackendTables> {
           const peaks: { failed: number; peakMb: number }[] = [];
           for (let attempt = 1; attempt <= attempts; attempt++) {
             const average = loadAverage();
-            const redisPid = path.includes('Redis') && !(redis instanceof Error) ? redis.pid : undefined;
+            const redisPid = path === redisPath && !(redis instanceof Error) ? redis.pid : undefined;
             const row = await burst(server, service, target, message, redisPid);
             peaks.push(row);
             const ratio = floor.length ? (row.peakMb / floor[attempt - 1]!).toFixed(2) : '';
@@ -574,7 +571,7 @@ export async function backendBench(): Promise<BackendTables> {
     const proxyPeaks = heldBursts.get(paths[0]![0]);
     for (const [path] of paths.slice(1)) {
       const cpu = cpuPerMessage.get(path);
-      const bound = path.includes('Redis') ? 4 : 2.5;
+      const bound = path === redisPath ? 4 : 2.5;
       if (cpu !== undefined && proxyCpu) {
         out.targets.push({
           target: `${path}: server CPU per message ≤ ${bound} × the proxy's (the median of the rounds' ratios)`,
@@ -584,7 +581,7 @@ export async function backendBench(): Promise<BackendTables> {
       }
       const memory = firstDelta.get(paths[1]![0]);
       const own = firstDelta.get(path);
-      if (path.includes('Redis') && memory && own) {
+      if (path === redisPath && memory && own) {
         const [p50, p99] = [own[0] - memory[0], own[1] - memory[1]];
         out.targets.push({
           target: `${path}: first delta within +1 ms p50 / +10 ms p99 of the memory store's`,

@@ -21,10 +21,13 @@ async function ask(h: Harness, text: string) {
   return h.el.listConversations().then(list => list.map(c => c.id));
 }
 
+/** How long a wait that needs the backend may take: a busy machine runs three browsers and the servers at once. */
+const backendWait = { timeout: 5000 };
+
 /** Opens the history view and waits until its list came. */
 async function openHistory(h: Harness) {
   h.root.querySelector<HTMLButtonElement>('[part="history-button"]')!.click();
-  await waitUntil(() => h.root.querySelector('.history[aria-busy="false"]'), 'the list');
+  await waitUntil(() => h.root.querySelector('.history[aria-busy="false"]'), 'the list', backendWait);
   return h.root.querySelector<HTMLElement>('.history')!;
 }
 
@@ -72,7 +75,7 @@ describe('<persona-chat> history view', () => {
     expect(h.root.activeElement).to.equal(input, 'the name box has the focus');
     input.value = '  Shipping questions ';
     h.root.querySelector<HTMLButtonElement>('.rename button[type="submit"]')!.click();
-    await waitUntil(() => names(view).includes('Shipping questions'), 'the new name');
+    await waitUntil(() => names(view).includes('Shipping questions'), 'the new name', backendWait);
     await waitUntil(() => h.root.activeElement?.matches(`[data-id="${first}"]`), 'the focus is back on it');
     // A delete asks first; Escape keeps the conversation.
     const remove = () => view.querySelector<HTMLButtonElement>('[aria-label="Delete: Do you rent tents?"]')!;
@@ -86,14 +89,14 @@ describe('<persona-chat> history view', () => {
     remove().click();
     await waitUntil(() => view.querySelector('.confirm [data-confirm]'), 'asked again');
     view.querySelector<HTMLButtonElement>('.confirm [data-confirm]')!.click();
-    await waitUntil(() => names(view).length === 1, 'the deleted one is gone');
+    await waitUntil(() => names(view).length === 1, 'the deleted one is gone', backendWait);
     await waitUntil(() => h.root.activeElement?.id === 'history-heading', 'the focus stays in the view');
     expect((await stored(first)).conversationName).to.equal('Shipping questions');
     expect((await stored(second)).conversationStatus).to.equal('deleted');
 
     h.el.remove();
     const again = await element();
-    await waitUntil(() => again.userMessages().length === 2, 'the open conversation is restored');
+    await waitUntil(() => again.userMessages().length === 2, 'the open conversation is restored', backendWait);
     expect(again.userMessages()).to.deep.equal(['How long does shipping take?', 'And the returns?']);
     view = await openHistory(again);
     expect(names(view)).to.deep.equal(['Shipping questions']);
