@@ -226,10 +226,9 @@ const followGraceMs = 2000;
 /** How often the stop keys of the runs this instance produces are looked at, in case a stop message was lost. */
 const stopSweepMs = 5000;
 /**
- * How long a run's appends of text after its first wait for those of the other runs this instance produces, unless
- * told otherwise. Redis spends a read and a write of its socket on each write it is sent, which cost it several times
- * what the script of an append does: with hundreds of replies streaming, appends sent one by one as their deltas come
- * take most of its CPU.
+ * `appendWindowMs` unless told otherwise. Redis spends a read and a write of its socket on each write it is sent,
+ * several times what the script of an append costs it: with hundreds of replies streaming, appends sent one by one as
+ * their deltas come take most of its CPU.
  */
 const defaultAppendWindowMs = 5;
 
@@ -424,7 +423,7 @@ export class RedisStore implements BackendStore {
       this.#local.set(id, run);
     }
     if (run.attempt !== attempt) Object.assign(run, { attempt, events: [], before: undefined, texted: false });
-    if (events.some(({ event }) => event === 'delta')) run.texted = true;
+    run.texted ||= events.some(({ event }) => event === 'delta');
     run.leased = true;
     run.released = false;
     ids.forEach((eventId, i) => {
