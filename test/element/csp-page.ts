@@ -10,6 +10,16 @@ const outcome = (async () => {
   const el = document.querySelector<PersonaChat>('persona-chat')!;
   await el.updateComplete;
   const reply = await el.send('How long does shipping take? <img src=x onerror=alert(1)> [x](javascript:alert(1))');
+  // The reply rendered whole: the status the element reflects says it ended, and its last update is done.
+  await new Promise<void>(resolve => {
+    const look = () =>
+      ['done', 'stopped', 'failed', 'interrupted'].includes(el.getAttribute('turn-status') ?? '')
+        ? resolve()
+        : requestAnimationFrame(look);
+    look();
+  });
+  await el.updateComplete;
+  // A moment for a violation to be reported, had there been one: the page checks that none comes.
   await new Promise(resolve => setTimeout(resolve, 200));
   const root = el.shadowRoot!;
   return {
