@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { Server } from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -204,6 +205,44 @@ describe('backend over real sockets', () => {
       assert.equal((await run(key, 'stop')).status, 409, 'a finished run cannot be stopped again');
     });
   }
+  it("writes a streamed reply to the socket itself: its headers, the middleware's included, go with its first frame", async () => {
+    const { token, id } = await visit(servers[0]!.url);
+    const { port } = new URL(servers[0]!.url);
+    const body = JSON.stringify({ message: 'How long does shipping take?' });
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.write(
+      [
+        `POST /persona-chat/conversations/${id}/messages HTTP/1.1`,
+        `host: 127.0.0.1:${port}`,
+        `origin: ${site}`,
+        `authorization: Bearer ${token}`,
+        'content-type: application/json',
+        'accept: text/event-stream',
+        `idempotency-key: ${crypto.randomUUID()}`,
+        `content-length: ${Buffer.byteLength(body)}`,
+        'connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
+    const first = await new Promise<string>((resolve, reject) => {
+      socket.once('data', (piece: Buffer) => resolve(piece.toString()));
+      socket.once('error', reject);
+    });
+    let rest = '';
+    socket.on('data', (piece: Buffer) => (rest += piece.toString()));
+    await new Promise(resolve => socket.once('close', resolve));
+    const [head] = first.split('\r\n\r\n');
+    assert.match(head!, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(head!, /\r\ncontent-type: text\/event-stream; charset=utf-8\r\n/i);
+    assert.match(head!, /\r\naccess-control-allow-origin: https:\/\/www\.example\.com\r\n/i);
+    assert.match(head!, /\r\nx-request-id: [\w-]+\r\n/i);
+    assert.match(head!, /\r\ntransfer-encoding: chunked(\r\n|$)/i);
+    assert.match(first, /event: meta\ndata: \{"conversationId":"/, 'the first frame came with the headers');
+    assert.match(first + rest, /event: done\n/);
+    assert.match(first + rest, /\r\n0\r\n\r\n$/, 'the stream ended as a chunked body ends');
+  });
+
   it('answers every request on a kept-alive connection after refusing a body that is too large', async () => {
     const url = `${servers[0]!.url}/persona-chat`;
     const { token } = await visit(servers[0]!.url);
