@@ -500,7 +500,10 @@ export class ChatController implements ReactiveController {
       withLock(`persona-chat create ${storage.conversationKey}`, async () => {
         const existing = storage.shared ? storage.conversationId : null;
         if (existing) return existing;
-        const id = await this.backend.createConversation(this.#host.metadata);
+        // The page it starts on, for the site owner's insights: its path only (a query may name the visitor), and
+        // short, well within what the backend takes.
+        const page = location.pathname.slice(0, 200);
+        const id = await this.backend.createConversation({ page, ...this.#host.metadata });
         storage.conversationId = id;
         return id;
       });

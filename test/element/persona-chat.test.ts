@@ -641,6 +641,21 @@ describe('<persona-chat>', () => {
     expect(kept.metadata.client).to.deep.equal({ page: '/tents', campaign: 'autumn' });
   });
 
+  it('keeps the path of the page a conversation starts on, without its query or fragment, unless the host names one', async () => {
+    history.replaceState(null, '', `${location.pathname}?visitor=ada@example.com#top`);
+    try {
+      const h = await chat();
+      h.el.metadata = { campaign: 'autumn' };
+      const conversation = oneEvent(h.el, 'persona-chat-conversation');
+      await h.el.send('Can I rent a tent?');
+      const { conversationId } = (await conversation).detail;
+      const kept = (await stored(conversationId)) as unknown as { metadata: { client: unknown } };
+      expect(kept.metadata.client).to.deep.equal({ page: location.pathname, campaign: 'autumn' });
+    } finally {
+      history.replaceState(null, '', location.pathname);
+    }
+  });
+
   it('queues a message sent while a reply streams, and sends it when the reply is done', async () => {
     await faults({ chunkDelayMs: 20 });
     const h = await chat();
