@@ -27,7 +27,7 @@ try {
   await writeFile(out, formatInsights(report, 'html'));
   console.log(`persona-chat insights demo: ${pathToFileURL(out).href}`);
   console.log(
-    `The same from a running service: persona-chat-server insights --service-url <url> --since 30d --include-text --price-per-1k 0.002 --out report.html`,
+    `The same from a running service: PERSONA_CHAT_API_KEY=<key> persona-chat-server insights --service-url <url> --since 30d --include-text --price-per-1k 0.002 --out report.html`,
   );
 } finally {
   await running.close();

@@ -4,8 +4,10 @@
  * insights report, a list view) can be tried and tested without a month of visitors. Every conversation is written
  * as the backend would have left it: the built-in engine's replies with their token counts, the browser's `page`
  * under the metadata's `client` key, and the backend's own `personaChat` maps (feedback, citations, and the outcome
- * of replies that were stopped or failed, which leave nothing in the history). The same options always give the
- * same conversations: the randomness is a seeded PRNG and the times count back from a fixed end.
+ * of replies that were stopped or failed, which leave nothing in the history). Now and then a question is kept with
+ * no reply after it (the service failed after keeping it), and a thumb is in the message's own `feedbacks`, as
+ * another tool of the site's would leave it. The same options always give the same conversations: the randomness
+ * is a seeded PRNG and the times count back from a fixed end.
  */
 import type { ChatMessage, Citation, Conversation } from '../service/types.js';
 import { KnowledgeBase, composeReply, countTokens } from './engine.js';
@@ -116,6 +118,9 @@ export function seedConversations(personas: readonly Persona[], options: SeedOpt
   const count = options.conversations ?? 600;
   const days = options.days ?? 30;
   const random = prng(options.seed ?? 1);
+  // The questions left unanswered and the service's own thumbs come from a PRNG of their own, so that they leave the
+  // rest of a seed's month as it was.
+  const rare = prng((options.seed ?? 1) ^ 0x5eed);
   const endMs = options.end === undefined ? startOfToday() : new Date(options.end).getTime();
   if (!Number.isInteger(count) || count < 0) throw new Error('seed: "conversations" must be a whole number');
   if (!Number.isInteger(days) || days < 1) throw new Error('seed: "days" must be a whole number, 1 or more');
@@ -125,13 +130,14 @@ export function seedConversations(personas: readonly Persona[], options: SeedOpt
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   /** An item of a list where earlier items come up more often (a Zipf-like skew). */
   const skewed = <T>(items: readonly T[]): T => items[Math.floor(items.length * random() ** 1.7)]!;
-  const uuid = () => {
-    const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16));
+  const uuidOf = (source: () => number) => {
+    const hex = Array.from({ length: 32 }, () => Math.floor(source() * 16).toString(16));
     hex[12] = '4';
-    hex[16] = '89ab'[Math.floor(random() * 4)]!;
+    hex[16] = '89ab'[Math.floor(source() * 4)]!;
     const h = hex.join('');
     return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
   };
+  const uuid = () => uuidOf(random);
 
   const knowledge = new Map(personas.map(p => [p.personaId, new KnowledgeBase(p)]));
   const replies = new Map<string, { text: string; citations: Citation[] }>();
@@ -190,6 +196,16 @@ export function seedConversations(personas: readonly Persona[], options: SeedOpt
       const completion = countTokens(reply.text);
       const base = { toolCallId: null, name: null, feedbacks: [], conversationRunId: runId };
       const replyId = uuid();
+      const answer: ChatMessage = {
+        ...base,
+        role: 'assistant',
+        content: reply.text,
+        messageId: replyId,
+        timestamp: iso(time + 3000),
+        promptTokens: context,
+        completionTokens: completion,
+        totalTokens: context + completion,
+      };
       chatMessages.push(
         {
           ...base,
@@ -201,16 +217,7 @@ export function seedConversations(personas: readonly Persona[], options: SeedOpt
           completionTokens: 0,
           totalTokens: userTokens,
         },
-        {
-          ...base,
-          role: 'assistant',
-          content: reply.text,
-          messageId: replyId,
-          timestamp: iso(time + 3000),
-          promptTokens: context,
-          completionTokens: completion,
-          totalTokens: context + completion,
-        },
+        answer,
       );
       promptTokens += userTokens + context;
       completionTokens += completion;
@@ -230,6 +237,19 @@ export function seedConversations(personas: readonly Persona[], options: SeedOpt
           tags: down && random() < 0.5 ? [pick(tagsDown)] : [],
           timestamp: iso(time + 30_000),
         };
+      } else if (rare() < 0.04) {
+        // A thumb another tool of the site's left in the message's own feedbacks.
+        const score = rare() < 0.5 ? -1 : 1;
+        answer.feedbacks = [{ feedbackId: uuidOf(rare), score, tags: [], timestamp: iso(time + 60_000) }];
+      }
+      if (rare() < 0.02) {
+        // The service kept the question, then failed: no reply follows it in the history.
+        chatMessages.pop();
+        delete citations[replyId];
+        delete feedback[replyId];
+        promptTokens -= context;
+        completionTokens -= completion;
+        totalTokens -= context + completion;
       }
     }
     const personaChat = {

@@ -45,7 +45,11 @@ describe('seedConversations', () => {
         [c.promptTokens, c.completionTokens, c.totalTokens],
         [sum('promptTokens'), sum('completionTokens'), sum('totalTokens')],
       );
-      for (const [i, m] of messages.entries()) assert.equal(m.role, i % 2 ? 'assistant' : 'user');
+      // Questions, each with its reply after it, but for a question the service kept before it failed.
+      for (const [i, m] of messages.entries()) {
+        if (m.role === 'assistant') assert.equal(messages[i - 1]?.role, 'user');
+        else assert.equal(m.role, 'user');
+      }
       const replies = new Set(messages.filter(m => m.role === 'assistant').map(m => m.messageId));
       for (const id of Object.keys(kept(c).feedback ?? {})) assert.ok(replies.has(id), 'feedback is on a reply');
       for (const id of Object.keys(kept(c).citations ?? {})) assert.ok(replies.has(id), 'citations are of a reply');
@@ -59,6 +63,15 @@ describe('seedConversations', () => {
     assert.ok(conversations.some(c => c.conversationStatus === 'deleted'));
     assert.ok(conversations.some(c => (c.metadata?.client as { page?: string } | undefined)?.page));
     assert.ok(conversations.some(c => !c.metadata?.client));
+    const messages = conversations.flatMap(c => c.chatMessages!.map((m, i, all) => ({ m, next: all[i + 1] })));
+    assert.ok(
+      messages.some(({ m, next }) => m.role === 'user' && next?.role !== 'assistant'),
+      'a question unanswered',
+    );
+    assert.ok(
+      messages.some(({ m }) => m.role === 'assistant' && m.feedbacks?.some(f => f.score === -1)),
+      "a thumb down in the service's own feedbacks",
+    );
   });
 
   it('refuses options it cannot follow', () => {

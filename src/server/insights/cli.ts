@@ -45,6 +45,8 @@ Options:
   --price-per-1k <amount>    price of 1,000 tokens, for the estimated cost
   --currency <code>          its currency (default USD)
   --concurrency <n>          requests to the service at once (default 4)
+  --retries <n>              times a request the service refused for a while (429, 5xx,
+                             a dropped connection) is asked again (default 3)
   -h, --help                 show this help`;
 
 const flags = {
@@ -63,6 +65,7 @@ const flags = {
   'price-per-1k': { type: 'string' },
   currency: { type: 'string' },
   concurrency: { type: 'string' },
+  retries: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -157,14 +160,25 @@ export async function main(argv: string[]) {
       pricePer1K,
       currency,
       concurrency: whole('concurrency', 4, 1),
+      retries: whole('retries', 3, 0),
       onProgress: bar?.update,
     });
     text = formatInsights(report, format);
+    bar?.end();
+    if (report.read.inBlob) {
+      process.stderr.write(
+        `${program}: ${report.read.inBlob} conversations keep their messages in a blob, which the report does not read: their messages are not counted\n`,
+      );
+    }
   } catch (error) {
     bar?.end();
     if (error instanceof ServiceError) {
-      const status = error.status ? `${error.status} ${error.code}` : error.code;
-      process.stderr.write(`${program}: the service refused to list the conversations (${status}): ${error.message}\n`);
+      // A refusal (a status), or an answer that cannot be the service's (a 200 that is not JSON, a dropped connection).
+      const what =
+        error.status >= 400
+          ? `the service refused (${error.status} ${error.code})`
+          : `no usable answer from the service (${error.code})`;
+      process.stderr.write(`${program}: reading the conversations failed: ${what}: ${error.message}\n`);
       process.exit(1);
     }
     if (error instanceof InsightsError) {
@@ -173,7 +187,6 @@ export async function main(argv: string[]) {
     }
     throw error;
   }
-  bar?.end();
   const out = one('out');
   if (out) {
     try {

@@ -6,7 +6,9 @@
  * the page before), so what runs side by side, at most `concurrency` at once, is the lists of several personas
  * and the reads of single conversations that a list gave without their messages. A page that is not a list, a
  * conversation without an id or a token that comes back a second time stops the reading with an InsightsError
- * that says which list and which page; a refusal by the service is its ServiceError.
+ * that says which list and which page. A refusal the service says may pass (a 429, a 5xx, a dropped connection) is
+ * asked again, a few times, after its Retry-After or a growing pause: one busy moment among hundreds of pages does
+ * not lose the report. A refusal that stays, or one that will not pass (a wrong key), is its ServiceError.
  */
 import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
@@ -34,6 +36,29 @@ export interface CollectOptions extends CallOptions {
   concurrency?: number;
   /** Told after each page and each single conversation read. */
   onProgress?: (progress: Progress) => void;
+  /** How many times a request the service refused for a while is asked again. Default 3. */
+  retries?: number;
+  /** The pause before the first retry, doubled before each next, unless the service gives a Retry-After. Default 1 s. */
+  retryDelayMs?: number;
+}
+
+/** The longest the reading waits for a Retry-After. */
+const maxRetryAfterMs = 60_000;
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
+  });
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -78,6 +103,20 @@ export async function collectConversations(
     throw new RangeError('"concurrency" must be a whole number, 1 or more');
   }
   const call: CallOptions = { signal: options.signal, timeouts: options.timeouts };
+  const retries = options.retries ?? 3;
+  const retryDelayMs = options.retryDelayMs ?? 1000;
+  /** `read`, asked again while the service refuses it for a while. */
+  const patiently = async <T>(read: () => Promise<T>): Promise<T> => {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await read();
+      } catch (error) {
+        if (!(error instanceof ServiceError) || !error.retryable || retry >= retries) throw error;
+        const after = error.retryAfter === undefined ? undefined : Math.min(error.retryAfter * 1000, maxRetryAfterMs);
+        await pause(after ?? retryDelayMs * 2 ** retry, options.signal);
+      }
+    }
+  };
   const progress: Progress = { pages: 0, conversations: 0, details: { done: 0, total: 0 } };
   const tell = () => options.onProgress?.({ ...progress, details: { ...progress.details } });
   const found = new Map<string, Conversation>();
@@ -87,9 +126,11 @@ export async function collectConversations(
     const seen = new Set<string>();
     let token: string | undefined;
     for (let page = 1; ; page++) {
-      const answer: unknown = personaId
-        ? await service.listPersonaConversations(personaId, { ...call, continuationToken: token })
-        : await service.listConversations({ ...call, continuationToken: token });
+      const answer: unknown = await patiently(() =>
+        personaId
+          ? service.listPersonaConversations(personaId, { ...call, continuationToken: token })
+          : service.listConversations({ ...call, continuationToken: token }),
+      );
       const checked = checkPage(answer, `page ${page} of the ${list}`);
       for (const conversation of checked.data) found.set(conversation.conversationId, conversation);
       progress.pages++;
@@ -113,11 +154,13 @@ export async function collectConversations(
   progress.details.total = bare.length;
   if (bare.length) tell();
   await eachLimited(bare, concurrency, async conversation => {
-    const full: unknown = await service.getConversation(conversation.conversationId, call).catch(error => {
-      // Gone since it was listed: it counts as listed.
-      if (error instanceof ServiceError && error.status === 404) return conversation;
-      throw error;
-    });
+    const full: unknown = await patiently(() => service.getConversation(conversation.conversationId, call)).catch(
+      error => {
+        // Gone since it was listed: it counts as listed.
+        if (error instanceof ServiceError && error.status === 404) return conversation;
+        throw error;
+      },
+    );
     if (!isObject(full) || (full.chatMessages != null && !Array.isArray(full.chatMessages))) {
       throw new InsightsError(`The service's conversation ${conversation.conversationId} is malformed.`);
     }

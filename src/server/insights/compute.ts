@@ -62,7 +62,7 @@ export interface RankedSource {
 }
 
 export interface PageFigures {
-  /** The page the chat was opened from, without its query and fragment; null when the page gave none. */
+  /** The page the conversation started on, without its query and fragment; null when none was kept. */
   page: string | null;
   conversations: number;
   questions: number;
@@ -106,8 +106,11 @@ export interface Insights extends Lists {
   personas: PersonaInsights[];
   /** Per day and persona, for the days a persona had any. */
   days: DayFigures[];
-  /** What was read: conversations listed, counted in the period, left out as deleted, messages with no time. */
-  read: { listed: number; counted: number; deleted: number; undated: number };
+  /**
+   * What was read: conversations listed, counted in the period, left out as deleted, messages with no time, and
+   * conversations whose messages the service keeps in a blob (`chatMessagesBlobUri`), which the report cannot read.
+   */
+  read: { listed: number; counted: number; deleted: number; undated: number; inBlob: number };
 }
 
 export interface ComputeOptions {
@@ -259,7 +262,7 @@ export function computeInsights(conversations: Iterable<Conversation>, options: 
   const overall = new Counts();
   const personas = new Map<string, { name: string; tally: Tally; counts: Counts }>();
   const days = new Map<string, { day: string; personaId: string | null; tally: Tally }>();
-  const read = { listed: 0, counted: 0, deleted: 0, undated: 0 };
+  const read = { listed: 0, counted: 0, deleted: 0, undated: 0, inBlob: 0 };
 
   for (const conversation of conversations) {
     read.listed++;
@@ -297,6 +300,7 @@ export function computeInsights(conversations: Iterable<Conversation>, options: 
     let questions = 0;
 
     const messages = Array.isArray(conversation.chatMessages) ? conversation.chatMessages : [];
+    if (conversation.areChatMessagesInBlob && !messages.length) read.inBlob++;
     for (const [i, message] of messages.entries()) {
       if (!isObject(message)) continue;
       const time = typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;

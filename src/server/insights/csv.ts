@@ -1,7 +1,7 @@
 /**
  * @module
  * The insights report as one CSV table in long form, so that a spreadsheet or a script can filter it by its first
- * columns: `section` (total, persona, day, question, source, unsourced, unsourced_question, page, thumbs_down),
+ * columns: `section` (total, persona, day, question, source, unsourced, unsourced_question, page, thumbs_down, read),
  * then `day`, `persona_id`, `persona`, `metric`, `item` (a question, a source, a page or a comment), `url` and
  * `value`; `question` and `reply` are filled for the replies voted down. RFC 4180 quoting, CRLF line ends. A text
  * that a spreadsheet would take for a formula (starting with =, +, -, @, a tab or a carriage return) is written
@@ -98,6 +98,7 @@ export function renderCsv(insights: Insights): string {
       reply: item.reply === null ? '' : csvText(item.reply),
     });
   }
+  for (const [metric, value] of Object.entries(insights.read)) rows.push({ section: 'read', metric, value });
   const lines = [csvColumns.join(','), ...rows.map(row => csvColumns.map(column => cell(row[column])).join(','))];
   return `${lines.join('\r\n')}\r\n`;
 }

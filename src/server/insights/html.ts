@@ -25,12 +25,24 @@ const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFracti
 const n = (value: number) => integer.format(value);
 const ratio = (value: number | null) => (value === null ? '–' : percent.format(value));
 
+/** The largest of the values, 0 for none: a loop, where spreading the days of a long period would overflow the stack. */
+function largest(values: Iterable<number>): number {
+  let most = 0;
+  for (const value of values) if (value > most) most = value;
+  return most;
+}
+
+/**
+ * An amount of money: cents, or four significant digits below one cent, so that the cost of a quiet day shows as
+ * more than nothing.
+ */
 function money(value: number | null, currency: string): string {
   if (value === null) return '–';
+  const digits = value > 0 && value < 0.01 ? { maximumSignificantDigits: 4 } : { maximumFractionDigits: 2 };
   try {
-    return new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: 2 }).format(value);
+    return new Intl.NumberFormat('en-US', { style: 'currency', currency, ...digits }).format(value);
   } catch {
-    return `${value.toFixed(2)} ${currency}`;
+    return `${value > 0 && value < 0.01 ? value.toPrecision(4) : value.toFixed(2)} ${currency}`;
   }
 }
 
@@ -119,7 +131,7 @@ function conversationsChart(insights: Insights): string {
   const byDay = new Map<string, DayFigures[]>();
   for (const row of insights.days) byDay.set(row.day, [...(byDay.get(row.day) ?? []), row]);
   const totals = days.map(day => (byDay.get(day) ?? []).reduce((sum, r) => sum + r.conversations, 0));
-  const top = ceiling(Math.max(0, ...totals));
+  const top = ceiling(largest(totals));
   const { width, height, left, right, top: pad, bottom } = chart;
   const plotW = width - left - right;
   const plotH = height - pad - bottom;
@@ -170,7 +182,7 @@ function thumbsChart(insights: Insights): string {
     up.set(row.day, (up.get(row.day) ?? 0) + row.thumbsUp);
     down.set(row.day, (down.get(row.day) ?? 0) + row.thumbsDown);
   }
-  const top = ceiling(Math.max(0, ...up.values(), ...down.values()));
+  const top = ceiling(Math.max(largest(up.values()), largest(down.values())));
   const { width, left, right } = chart;
   const height = 170;
   const half = (height - 24) / 2;
@@ -316,7 +328,7 @@ function pageTable(items: PageFigures[]): string {
         `<tr><td>${p.page === null ? '<span class="label">no page given</span>' : escapeHtml(p.page)}</td><td class="num">${n(p.conversations)}</td><td class="num">${n(p.questions)}</td><td class="bar">${bar(p.conversations, max, 'c1')}</td></tr>`,
     )
     .join('');
-  return `<table><caption>Pages the chat was opened from</caption><thead><tr><th scope="col">Page</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Questions</th><th scope="col"><span class="label">share</span></th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table><caption>Pages conversations started on</caption><thead><tr><th scope="col">Page</th><th scope="col" class="num">Conversations</th><th scope="col" class="num">Questions</th><th scope="col"><span class="label">share</span></th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function personaArticle(p: PersonaInsights, includeText: boolean): string {
@@ -394,7 +406,7 @@ export function renderHtml(insights: Insights): string {
 <body>
 <main>
 <header><h1>Chat insights</h1>
-<p class="sub">${escapeHtml(`${from} to ${last} (UTC) · ${scope} · ${insights.read.counted} conversations of ${insights.read.listed} listed · made ${insights.generatedAt.slice(0, 16).replace('T', ' ')} UTC`)}</p></header>
+<p class="sub">${escapeHtml(`${from} to ${last} (UTC) · ${scope} · ${n(insights.read.counted)} conversations of ${n(insights.read.listed)} listed · made ${insights.generatedAt.slice(0, 16).replace('T', ' ')} UTC`)}</p></header>
 <section class="cards" aria-label="Totals">${cards(insights)}</section>
 <section><h2>Conversations per day</h2>${conversationsChart(insights)}</section>
 <section><h2>Thumbs per day</h2>${thumbsChart(insights)}</section>
@@ -403,10 +415,11 @@ export function renderHtml(insights: Insights): string {
 <section><h2>Replies voted down</h2>${thumbsDownList(insights)}</section>
 <section><h2>Day by day</h2>${dayTable(insights, currency)}</section>
 <footer class="note"><p>Read from the Conversation Service's lists of conversations: each conversation's messages (their times and token
-counts) and the metadata the persona-chat backend keeps (the page the chat was opened from, the visitor's thumbs and comments, the sources of each
+counts) and the metadata the persona-chat backend keeps (the page a conversation started on, the visitor's thumbs and comments, the sources of each
 reply, replies stopped or failed). Visitors are counted, never named. Questions are counted in lower case without punctuation. Days are UTC days.
 ${insights.read.deleted ? `${n(insights.read.deleted)} conversations the visitors deleted are left out.` : ''}
-${insights.read.undated ? `${n(insights.read.undated)} messages without a time are left out.` : ''}</p></footer>
+${insights.read.undated ? `${n(insights.read.undated)} messages without a time are left out.` : ''}
+${insights.read.inBlob ? `${n(insights.read.inBlob)} conversations keep their messages in a blob the service names, which the report does not read: their messages are not counted.` : ''}</p></footer>
 </main>
 </body>
 </html>

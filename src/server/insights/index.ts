@@ -21,7 +21,9 @@ export type * from './compute.js';
 export type InsightsFormat = 'html' | 'json' | 'csv';
 
 export interface InsightsOptions
-  extends Omit<ComputeOptions, 'scope'>, Pick<CollectOptions, 'concurrency' | 'onProgress' | 'signal' | 'timeouts'> {
+  extends
+    Omit<ComputeOptions, 'scope'>,
+    Pick<CollectOptions, 'concurrency' | 'onProgress' | 'signal' | 'timeouts' | 'retries' | 'retryDelayMs'> {
   /** The service: a client, or the options to make one (closed again when the report is made). */
   service: ServiceClient | ServiceClientOptions;
   /** The personas whose conversations to read; none (default) reads the organization's. */
@@ -30,10 +32,18 @@ export interface InsightsOptions
 
 /** Reads the conversations and computes the report. Rejects with a ServiceError or an InsightsError. */
 export async function insights(options: InsightsOptions): Promise<Insights> {
-  const { service, personaIds, concurrency, onProgress, signal, timeouts, ...compute } = options;
+  const { service, personaIds, concurrency, onProgress, signal, timeouts, retries, retryDelayMs, ...compute } = options;
   const client = service instanceof ServiceClient ? service : new ServiceClient(service);
   try {
-    const conversations = await collectConversations(client, { personaIds, concurrency, onProgress, signal, timeouts });
+    const conversations = await collectConversations(client, {
+      personaIds,
+      concurrency,
+      onProgress,
+      signal,
+      timeouts,
+      retries,
+      retryDelayMs,
+    });
     return computeInsights(conversations, {
       ...compute,
       scope: personaIds?.length ? { kind: 'personas', personaIds: [...new Set(personaIds)] } : { kind: 'organization' },

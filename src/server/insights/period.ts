@@ -24,12 +24,42 @@ export class PeriodError extends Error {
 }
 
 const units: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+/** The longest period a report covers: ten years, a bar of its charts for each day. */
+export const maxPeriodDays = 3653;
 const dateOnly = /^\d{4}-\d{2}-\d{2}$/;
-const dateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const dateTime = /^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-](\d{2}):(\d{2}))$/;
+
+/** A calendar date that exists: Date.parse takes 2026-02-30 for March 2. */
+const realDate = (date: string) => {
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === date;
+};
+
+/** A time whose hours, minutes, seconds and zone are in range. */
+const realTime = (match: RegExpExecArray) => {
+  const [, date, hours, minutes, seconds = '0', , , zoneHours = '0', zoneMinutes = '0'] = match;
+  return (
+    realDate(date!) &&
+    Number(hours) < 24 &&
+    Number(minutes) < 60 &&
+    Number(seconds) < 60 &&
+    Number(zoneHours) < 24 &&
+    Number(zoneMinutes) < 60
+  );
+};
 
 function instant(flag: string, value: string, endOfDay: boolean): Date {
-  const ms = dateOnly.test(value) ? Date.parse(`${value}T00:00:00Z`) : dateTime.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw new PeriodError(`--${flag} must be a date (2026-03-01) or a time with a zone`);
+  const time = dateTime.exec(value);
+  const ms = dateOnly.test(value)
+    ? realDate(value)
+      ? Date.parse(`${value}T00:00:00Z`)
+      : NaN
+    : time && realTime(time)
+      ? Date.parse(value)
+      : NaN;
+  if (Number.isNaN(ms)) {
+    throw new PeriodError(`--${flag} must be a date that exists (2026-03-01) or a time with a zone`);
+  }
   // A date as --to means the whole of that day.
   return new Date(endOfDay && dateOnly.test(value) ? ms + units.d! : ms);
 }
@@ -53,5 +83,8 @@ export function parsePeriod(input: PeriodInput, now: Date): Period {
     period = { from: new Date(now.getTime() - Number(match[1]) * units[match[2]!]!), to: now };
   }
   if (!(period.from < period.to)) throw new PeriodError('the period must end after it starts');
+  if (period.to.getTime() - period.from.getTime() > maxPeriodDays * units.d!) {
+    throw new PeriodError(`the period must be at most ten years (${maxPeriodDays} days)`);
+  }
   return period;
 }

@@ -44,7 +44,7 @@ describe('persona-chat-server insights', () => {
     const report = JSON.parse(json.stdout);
     assert.equal(report.read.listed, [...running.emulator.store.values()].length);
     assert.ok(report.figures.conversations > 50);
-    const csv = await run(['--since', '4000d', '--format', 'csv', '--persona-id', juniper.personaId], env);
+    const csv = await run(['--since', '3650d', '--format', 'csv', '--persona-id', juniper.personaId], env);
     assert.equal(csv.code, 0, csv.stderr);
     assert.match(csv.stdout, /^section,day,persona_id,persona,metric,item,url,value,question,reply\r\n/);
     assert.match(csv.stdout, /persona,,3e913ded-bf6d-4591-85bb-a2d9be56efd6,Juniper,conversations,,,\d+/);
@@ -53,7 +53,7 @@ describe('persona-chat-server insights', () => {
   it('writes the HTML report to --out, with the texts when asked and a price', async () => {
     const out = join(await mkdtemp(join(tmpdir(), 'insights-')), 'report.html');
     const done = await run(
-      ['--since', '4000d', '--out', out, '--include-text', '--price-per-1k', '0.5', '--currency', 'eur'],
+      ['--since', '3650d', '--out', out, '--include-text', '--price-per-1k', '0.5', '--currency', 'eur'],
       env,
     );
     assert.equal(done.code, 0, done.stderr);
@@ -69,15 +69,24 @@ describe('persona-chat-server insights', () => {
     assert.equal(refused.code, 1);
     assert.equal(
       refused.stderr,
-      'persona-chat-server insights: the service refused to list the conversations (401 unauthorized): The API key is not valid.\n',
+      'persona-chat-server insights: reading the conversations failed: the service refused (401 unauthorized): The API key is not valid.\n',
     );
     assert.ok(!refused.stderr.includes('not-the-key'));
-    const away = await run([], { ...env, PERSONA_CHAT_SERVICE_URL: 'http://127.0.0.1:9' });
+    const away = await run(['--retries', '0'], { ...env, PERSONA_CHAT_SERVICE_URL: 'http://127.0.0.1:9' });
     assert.equal(away.code, 1);
     assert.match(
       away.stderr,
-      /^persona-chat-server insights: the service refused to list the conversations \(network_error\): .*\n$/,
+      /^persona-chat-server insights: reading the conversations failed: no usable answer from the service \(network_error\): .*\n$/,
     );
+  });
+
+  it('asks again, after its Retry-After, when the service is busy for a moment', async () => {
+    running.emulator.faults.set({ status: { code: 429, count: 1, on: 'read' } });
+    const busy = await run(['--since', '3650d', '--format', 'json'], env);
+    assert.equal(busy.code, 0, busy.stderr);
+    assert.equal(busy.stderr, '');
+    assert.equal(running.emulator.faults.settings.status, null);
+    assert.equal(JSON.parse(busy.stdout).read.listed, [...running.emulator.store.values()].length);
   });
 
   it('names the flag that is wrong, with code 2', async () => {
@@ -87,6 +96,8 @@ describe('persona-chat-server insights', () => {
       [['--since', 'yesterday'], env, /--since must be/],
       [['--price-per-1k', 'free'], env, /--price-per-1k must be an amount/],
       [['--top', '0'], env, /--top must be a whole number, 1 or more/],
+      [['--retries', 'many'], env, /--retries must be a whole number, 0 or more/],
+      [['--from', '2026-02-30'], env, /--from must be a date that exists/],
       [['--nope'], env, /Unknown option '--nope'/],
     ];
     for (const [args, given, message] of cases) {

@@ -114,16 +114,30 @@ describe('collectConversations', () => {
     await assert.rejects(collectConversations(client), /gave the same continuationToken twice \(after page 2\)/);
   });
 
-  it("passes on the service's refusal as its ServiceError", async () => {
-    const { client, emulator } = service();
-    emulator.faults.set({ status: { code: 503, count: 1, on: 'read' } });
-    await assert.rejects(collectConversations(client), (error: ServiceError) => {
+  it('asks again while the service refuses for a while, and passes on a refusal that stays as its ServiceError', async () => {
+    const { client, emulator, received } = service();
+    const live = [...emulator.store.values()].filter(c => !c.isDeleted).length;
+    // Two busy answers, then the service answers: every page is read.
+    emulator.faults.set({ status: { code: 503, count: 2, on: 'read' } });
+    const read = await collectConversations(client, { retryDelayMs: 5 });
+    assert.equal(read.length, live);
+    assert.equal(received.length, Math.ceil(live / 10) + 2);
+
+    // Busy until cleared: three retries, then its error.
+    received.length = 0;
+    emulator.faults.set({ status: { code: 503, count: null, on: 'read' } });
+    await assert.rejects(collectConversations(client, { retryDelayMs: 5 }), (error: ServiceError) => {
       assert.ok(error instanceof ServiceError);
       assert.equal(error.status, 503);
       return true;
     });
-    const { client: wrongKey } = inProcess({}, { apiKey: 'not-the-key' });
-    await assert.rejects(collectConversations(wrongKey), { name: 'ServiceError', status: 401 });
+    assert.equal(received.length, 4);
+    emulator.faults.reset();
+
+    // A refusal that will not pass is not asked again.
+    const { client: wrongKey, received: asked } = inProcess({}, { apiKey: 'not-the-key' });
+    await assert.rejects(collectConversations(wrongKey, { retryDelayMs: 5 }), { name: 'ServiceError', status: 401 });
+    assert.equal(asked.length, 1);
   });
 });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { computeInsights, daysOf, normalizePage, normalizeQuestion } from '../../../src/server/insights/compute.js';
+import { formatInsights } from '../../../src/server/insights/index.js';
 import type { ChatMessage, Conversation } from '../../../src/service/types.js';
 
 const from = new Date('2026-03-01T00:00:00Z');
@@ -143,5 +144,18 @@ describe('computeInsights', () => {
       [500, 0.25, { per1K: 0.5, currency: 'EUR' }],
     );
     assert.throws(() => computeInsights([], { from: to, to: from }), RangeError);
+  });
+
+  it('counts the conversations whose messages the service keeps in a blob, which it cannot read', () => {
+    const report = computeInsights(
+      [
+        conversation([], { areChatMessagesInBlob: true, chatMessagesBlobUri: 'https://blobs.example/c1' }),
+        conversation([message('user', 'q', '2026-03-01T10:00:00Z')], { areChatMessagesInBlob: false }),
+      ],
+      { from, to },
+    );
+    assert.deepEqual(report.read, { listed: 2, counted: 1, deleted: 0, undated: 0, inBlob: 1 });
+    assert.match(formatInsights(report, 'html'), /1 conversations keep their messages in a blob/);
+    assert.match(formatInsights(report, 'csv'), /\r\nread,,,,inBlob,,,1,,\r\n/);
   });
 });

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startEmulator } from '../../../src/emulator/node.js';
 import type { RunningEmulator } from '../../../src/emulator/node.js';
 import { formatInsights, insights } from '../../../src/server/insights/index.js';
-import type { Insights } from '../../../src/server/insights/index.js';
+import type { Figures, Insights, Lists } from '../../../src/server/insights/index.js';
 import { ServiceClient } from '../../../src/service/client.js';
 import type { Conversation } from '../../../src/service/types.js';
 import { ada, apiKey, juniper } from '../../support/service.js';
@@ -39,10 +39,11 @@ function expected(conversations: Conversation[], personaId?: string, start = fro
   );
   const counted = live.filter(c => messages.some(x => x.c === c) || outcomes(c).some(o => inPeriod(o.timestamp)));
   const replies = messages.filter(x => x.m.role === 'assistant');
-  const votes = replies.map(
-    x =>
-      (x.c.metadata as Obj).personaChat?.feedback?.[x.m.messageId!] as { score: number; comments?: string } | undefined,
-  );
+  // The backend's thumbs, kept in the metadata, and those in the service's own `feedbacks`.
+  const votes = replies.flatMap(x => [
+    (x.c.metadata as Obj).personaChat?.feedback?.[x.m.messageId!] as { score: number; comments?: string } | undefined,
+    ...(x.m.feedbacks ?? []).map(f => ({ score: Math.sign(f.score ?? 0), comments: f.comments })),
+  ]);
   const up = votes.filter(v => v?.score === 1).length;
   const down = votes.filter(v => v?.score === -1).length;
   const sum = (key: 'promptTokens' | 'completionTokens' | 'totalTokens') =>
@@ -65,10 +66,20 @@ function expected(conversations: Conversation[], personaId?: string, start = fro
   const sources = new Map<string, number>();
   for (const x of replies)
     for (const url of new Set(cites(x).map(c => c.sourceUrl!))) sources.set(url, (sources.get(url) ?? 0) + 1);
+  const unsourcedQuestions = new Map<string, number>();
+  for (const x of replies) {
+    const question = x.c.chatMessages![x.i - 1];
+    if (cites(x).length === 0 && question?.role === 'user') {
+      unsourcedQuestions.set(normal(question.content), (unsourcedQuestions.get(normal(question.content)) ?? 0) + 1);
+    }
+  }
   const pages = new Map<string | null, number>();
+  const pageQuestions = new Map<string | null, number>();
   for (const c of counted) {
     const page = ((c.metadata as Obj).client?.page as unknown as string | undefined) ?? null;
     pages.set(page, (pages.get(page) ?? 0) + 1);
+    const questions = messages.filter(x => x.c === c && x.m.role === 'user').length;
+    pageQuestions.set(page, (pageQuestions.get(page) ?? 0) + questions);
   }
   const outcomesIn = live.flatMap(c => outcomes(c).filter(o => inPeriod(o.timestamp)));
   return {
@@ -96,7 +107,9 @@ function expected(conversations: Conversation[], personaId?: string, start = fro
     topQuestionCounts: top(questionCounts),
     sources,
     unsourced: replies.filter(x => cites(x).length === 0).length,
+    unsourcedQuestions,
     pages,
+    pageQuestions,
     withComment: votes.filter(v => v?.score === -1 && v.comments).length,
   };
 }
@@ -122,9 +135,11 @@ describe('insights over a seeded emulator', () => {
   it('has every total the store has', () => {
     const want = expected(stored);
     assert.deepEqual(report.figures, want.figures);
+    const f = want.figures;
+    assert.ok(f.stopped > 0 && f.failed > 0 && f.thumbsDown > 0 && f.unanswered > 0, 'the seed has them all');
     assert.ok(
-      want.figures.stopped > 0 && want.figures.failed > 0 && want.figures.thumbsDown > 0,
-      'the seed has them all',
+      stored.some(c => c.chatMessages?.some(m => m.feedbacks?.length)),
+      "the seed has thumbs in the service's own feedbacks",
     );
     assert.equal(report.read.listed, stored.filter(c => !c.isDeleted).length);
   });
@@ -165,27 +180,51 @@ describe('insights over a seeded emulator', () => {
     }
   });
 
-  it('ranks the questions, sources and pages as the store counts them', () => {
-    const want = expected(stored);
-    assert.deepEqual(
-      report.topQuestions.map(q => q.count),
-      want.topQuestionCounts,
-    );
-    for (const q of report.topQuestions) assert.equal(q.count, want.questionCounts.get(q.question), q.question);
+  it('ranks the questions, sources and pages as the store counts them, overall and for each persona', () => {
+    const check = (lists: Lists, want: ReturnType<typeof expected>, who: string) => {
+      assert.deepEqual(
+        lists.topQuestions.map(q => q.count),
+        want.topQuestionCounts,
+        who,
+      );
+      for (const q of lists.topQuestions) assert.equal(q.count, want.questionCounts.get(q.question), q.question);
+      assert.deepEqual(
+        lists.topSources.map(s => s.count),
+        top(want.sources),
+        who,
+      );
+      for (const s of lists.topSources) assert.equal(s.count, want.sources.get(s.url!), s.source);
+      assert.equal(lists.unsourced.count, want.unsourced, who);
+      assert.deepEqual(
+        lists.unsourced.questions.map(q => q.count),
+        top(want.unsourcedQuestions),
+        who,
+      );
+      for (const q of lists.unsourced.questions) {
+        assert.equal(q.count, want.unsourcedQuestions.get(q.question), q.question);
+      }
+      assert.deepEqual(
+        lists.pages.map(p => p.conversations),
+        top(want.pages),
+        who,
+      );
+      for (const p of lists.pages) {
+        assert.equal(p.conversations, want.pages.get(p.page), String(p.page));
+        assert.equal(p.questions, want.pageQuestions.get(p.page), String(p.page));
+      }
+      assert.equal(lists.thumbsDown.count, want.figures.thumbsDown, who);
+      assert.equal(lists.thumbsDown.withComment, want.withComment, who);
+    };
+    check(report, expected(stored), 'all');
+    for (const persona of [ada, juniper]) {
+      check(
+        report.personas.find(p => p.personaId === persona.personaId)!,
+        expected(stored, persona.personaId),
+        persona.name,
+      );
+    }
     assert.equal(report.topQuestions[0]!.question, 'how do i install the widget', 'two spellings count as one');
-    assert.deepEqual(
-      report.topSources.map(s => s.count),
-      top(want.sources),
-    );
-    for (const s of report.topSources) assert.equal(s.count, want.sources.get(s.url!));
-    assert.equal(report.unsourced.count, want.unsourced);
-    assert.deepEqual(
-      report.pages.map(p => p.conversations),
-      top(want.pages),
-    );
-    for (const p of report.pages) assert.equal(p.conversations, want.pages.get(p.page), String(p.page));
-    assert.equal(report.thumbsDown.count, want.figures.thumbsDown);
-    assert.equal(report.thumbsDown.withComment, want.withComment);
+    assert.ok(report.unsourced.questions.length > 0, 'the seed has questions answered with no source');
   });
 
   it('says the same in JSON and CSV', () => {
@@ -214,11 +253,41 @@ describe('insights over a seeded emulator', () => {
         }
       }
     }
-    const questions = body.filter(r => r[at('section')] === 'question' && r[at('persona_id')] === '');
-    assert.deepEqual(
-      questions.map(r => [r[at('item')], Number(r[at('value')])]),
-      report.topQuestions.map(q => [q.question, q.count]),
-    );
+    // Every list, overall and for each persona, item by item.
+    const list = (section: string, personaId: string, metric?: string) =>
+      body
+        .filter(
+          r =>
+            r[at('section')] === section &&
+            r[at('persona_id')] === personaId &&
+            r[at('day')] === '' &&
+            (metric === undefined || r[at('metric')] === metric),
+        )
+        .map(r => [r[at('item')], r[at('url')], Number(r[at('value')])]);
+    for (const [lists, personaId] of [[report, ''] as const, ...report.personas.map(p => [p, p.personaId!] as const)]) {
+      assert.deepEqual(
+        list('question', personaId),
+        lists.topQuestions.map(q => [q.question, '', q.count]),
+      );
+      assert.deepEqual(
+        list('source', personaId),
+        lists.topSources.map(s => [s.source, s.url ?? '', s.count]),
+      );
+      assert.deepEqual(list('unsourced', personaId), [['', '', lists.unsourced.count]]);
+      assert.deepEqual(
+        list('unsourced_question', personaId),
+        lists.unsourced.questions.map(q => [q.question, '', q.count]),
+      );
+      for (const metric of ['conversations', 'questions'] as const) {
+        assert.deepEqual(
+          list('page', personaId, metric),
+          lists.pages.map(p => [p.page ?? '', '', p[metric]]),
+        );
+      }
+      assert.deepEqual(list('thumbs_down', personaId, 'replies'), [['', '', lists.thumbsDown.count]]);
+      assert.deepEqual(list('thumbs_down', personaId, 'with_comment'), [['', '', lists.thumbsDown.withComment]]);
+    }
+    for (const [metric, v] of Object.entries(report.read)) assert.equal(value('read', metric), String(v), metric);
     const thumbsDown = body.filter(r => r[at('section')] === 'thumbs_down' && r[at('metric')] === 'comment');
     assert.equal(thumbsDown.length, report.thumbsDown.count);
     assert.ok(
@@ -245,32 +314,44 @@ describe('insights over a seeded emulator', () => {
     );
     assert.match(text, new RegExp(`${number(report.figures.totalTokens)}\\s+tokens`));
     assert.match(text, new RegExp(`\\$${report.figures.cost!.toFixed(2)}`));
-    for (const p of report.personas) {
-      const row = new RegExp(
-        `${p.name}\\s+${number(p.figures.conversations)}\\s+${number(p.figures.questions)}\\s+${number(p.figures.replies)}\\s+${number(p.figures.visitors)}\\s+${p.figures.stopped}\\s+${p.figures.failed}`,
-      );
-      assert.match(text, row, p.name);
-      for (const q of p.topQuestions)
-        assert.match(text, new RegExp(`${q.question.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+${q.count}\\b`));
-    }
+    // The persona table and the day table, cell by cell.
+    const cells = (f: Figures) => [
+      number(f.conversations),
+      number(f.questions),
+      number(f.replies),
+      number(f.visitors),
+      number(f.stopped),
+      number(f.failed),
+      number(f.unanswered),
+      number(f.thumbsUp),
+      number(f.thumbsDown),
+      f.upRatio === null ? '–' : `${Math.round(f.upRatio * 100)}%`,
+      number(f.totalTokens),
+      // Cents; below a cent, four significant digits.
+      f.cost! > 0 && f.cost! < 0.01 ? `$${Number(f.cost!.toPrecision(4))}` : `$${f.cost!.toFixed(2)}`,
+    ];
+    const rows = tableRows(html);
+    for (const p of report.personas) assert.ok(has(rows, [p.name, ...cells(p.figures)]), p.name);
+    assert.ok(has(rows, ['All', ...cells(report.figures)]));
     const names = new Map(report.personas.map(p => [p.personaId, p.name]));
-    for (const d of report.days) {
-      const row = [
-        d.day,
-        names.get(d.personaId),
-        d.conversations,
-        d.questions,
-        d.replies,
-        d.visitors,
-        d.stopped,
-        d.failed,
-      ];
-      assert.match(
-        text,
-        new RegExp(row.map(cell => (typeof cell === 'number' ? number(cell) : cell)).join('\\s+')),
-        d.day,
-      );
+    for (const d of report.days) assert.ok(has(rows, [d.day, names.get(d.personaId)!, ...cells(d)]), d.day);
+    // Each persona's lists.
+    for (const p of report.personas) {
+      for (const q of p.topQuestions) assert.ok(has(rows, [q.question, number(q.count), '']), q.question);
+      for (const q of p.unsourced.questions) assert.ok(has(rows, [q.question, number(q.count), '']), q.question);
+      for (const s of p.topSources) assert.ok(has(rows, [s.source, number(s.count), '']), s.source);
+      for (const pg of p.pages) {
+        const page = pg.page ?? 'no page given';
+        assert.ok(has(rows, [page, number(pg.conversations), number(pg.questions), '']), page);
+      }
+      assert.match(text, new RegExp(`answered with no source \\(${number(p.unsourced.count)} replies\\)`));
     }
+    assert.match(
+      text,
+      new RegExp(
+        `${number(report.thumbsDown.count)} replies were voted down, ${number(report.thumbsDown.withComment)} with a comment`,
+      ),
+    );
     assert.doesNotMatch(html, /<(img|iframe|script|svg onload|a href="javascript)/i);
     assert.match(html, /&lt;img src=https:\/\/tracker\.example\/pixel\.gif onerror=alert\(1\)&gt;/);
     assert.ok(!html.includes('visitor-') && !html.includes('anon_'), 'no visitor is named');
@@ -304,6 +385,26 @@ describe('insights over a seeded emulator', () => {
     assert.deepEqual(both.figures, report.figures);
   });
 });
+
+/** The text of each cell of each row of the HTML's tables, unescaped. */
+function tableRows(html: string): string[][] {
+  const unescape = (text: string) =>
+    text
+      .replace(/<[^>]*>/g, '')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&')
+      .trim();
+  return [...html.matchAll(/<tr>(.*?)<\/tr>/gs)].map(([, row]) =>
+    [...row!.matchAll(/<t[hd][^>]*>(.*?)<\/t[hd]>/gs)].map(([, cell]) => unescape(cell!)),
+  );
+}
+
+/** Whether one of the rows is exactly this one. */
+const has = (rows: string[][], row: string[]) =>
+  rows.some(r => r.length === row.length && r.every((c, i) => c === row[i]));
 
 /** RFC 4180, as the report writes it. */
 function parseCsv(text: string): string[][] {

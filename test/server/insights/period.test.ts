@@ -28,6 +28,14 @@ describe('parsePeriod', () => {
     ]);
   });
 
+  it('takes a leap day, and a period of ten years', () => {
+    assert.deepEqual(iso({ from: '2024-02-29', to: '2024-02-29' }), [
+      '2024-02-29T00:00:00.000Z',
+      '2024-03-01T00:00:00.000Z',
+    ]);
+    assert.deepEqual(iso({ from: '2016-11-29T12:00Z' }), ['2016-11-29T12:00:00.000Z', now.toISOString()]);
+  });
+
   it('names the flag that is wrong', () => {
     const cases: [Parameters<typeof parsePeriod>[0], RegExp][] = [
       [{ since: '7' }, /--since must be/],
@@ -37,6 +45,16 @@ describe('parsePeriod', () => {
       [{ from: '01/02/2026' }, /--from must be a date/],
       [{ from: '2026-03-01T10:00:00' }, /--from must be a date/],
       [{ from: '2026-03-05', to: '2026-03-01' }, /must end after it starts/],
+      // Dates and times that do not exist, which Date.parse would move to another day.
+      [{ from: '2026-02-30' }, /--from must be a date that exists/],
+      [{ from: '2026-01-01', to: '2026-11-31' }, /--to must be a date that exists/],
+      [{ from: '2026-13-01' }, /--from must be a date that exists/],
+      [{ from: '2026-03-01T24:00Z' }, /--from must be a date that exists/],
+      [{ from: '2026-03-01T10:60:00Z' }, /--from must be a date that exists/],
+      [{ from: '2026-03-01T10:00:00+25:00' }, /--from must be a date that exists/],
+      // Longer than ten years: a bar a day would make charts of hundreds of thousands of bars.
+      [{ from: '1000-01-01' }, /at most ten years/],
+      [{ since: '99999w' }, /at most ten years/],
     ];
     for (const [input, message] of cases)
       assert.throws(
