@@ -7,6 +7,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, getRequestListener } from '@hono/node-server';
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
+import { runtimeResponse } from '../service/node-fetch.js';
 import type { Backend } from './app.js';
 import { claimSource } from './sse.js';
 
@@ -104,19 +105,9 @@ export function nodeMiddleware(backend: Backend) {
 }
 
 /**
- * The adapter's own Response class, under the stand-in Hono's Node adapter puts in its place: the adapter takes a
- * response of its own class with the header below for an answer it must still write.
+ * Tells Hono's Node adapter that the response was written already (`RESPONSE_ALREADY_SENT` of its utils), on a
+ * response of the runtime's own class: the adapter writes a response of its stand-in class without looking.
  */
-function runtimeResponse(): typeof Response {
-  let base = Response;
-  for (;;) {
-    const parent: unknown = Object.getPrototypeOf(base);
-    if (typeof parent !== 'function' || parent === Function.prototype) return base;
-    base = parent as typeof Response;
-  }
-}
-
-/** Tells Hono's Node adapter that the response was written already (`RESPONSE_ALREADY_SENT` of its utils). */
 const alreadySent = 'x-hono-already-sent';
 
 /**
@@ -137,25 +128,34 @@ function nodeFetch(backend: Backend) {
     }
     const headers: OutgoingHttpHeaders = {};
     response.headers.forEach((value, name) => (headers[name] = value));
-    outgoing.writeHead(response.status, headers);
+    const cookies = response.headers.getSetCookie();
+    if (cookies.length) headers['set-cookie'] = cookies;
     let open = true;
     const gone = () => {
       if (!open) return;
       open = false;
       source.cancel();
     };
-    outgoing.once('close', gone);
-    outgoing.once('error', gone);
-    outgoing.on('drain', () => open && source.resume());
-    source.start({
-      write: frame => void (open && outgoing.write(frame)),
-      ready: () => open && !outgoing.writableNeedDrain,
-      close: () => {
-        if (!open) return;
-        open = false;
-        outgoing.end();
-      },
-    });
+    try {
+      outgoing.writeHead(response.status, headers);
+      outgoing.once('close', gone);
+      outgoing.once('error', gone);
+      outgoing.on('drain', () => open && source.resume());
+      source.start({
+        write: frame => void (open && outgoing.write(frame)),
+        ready: () => open && !outgoing.writableNeedDrain,
+        close: () => {
+          if (!open) return;
+          open = false;
+          outgoing.end();
+        },
+      });
+    } catch (error) {
+      gone();
+      // Before the first byte, the adapter answers with its error; after it, the reply can only be cut.
+      if (!outgoing.headersSent) throw error;
+      outgoing.destroy(error as Error);
+    }
     return sent;
   };
 }
