@@ -100,9 +100,13 @@ export interface SessionResponse {
   persona: { personaId: string | null };
 }
 
-/** `POST {endpoint}/conversations` body. `metadata` lands in the conversation's `client` namespace. */
+/**
+ * `POST {endpoint}/conversations` body. `metadata` lands in the conversation's `client` namespace; `page`, the path
+ * of the page the conversation starts on, lands there as `page` unless `metadata` has one, outside its limits.
+ */
 export interface CreateConversationRequest {
   metadata?: Record<string, string>;
+  page?: string;
 }
 
 export interface ConversationSummary {

@@ -91,12 +91,12 @@ export class Backend {
   }
 
   /** Starts a conversation; its id. */
-  async createConversation(metadata: Record<string, string> | undefined): Promise<string> {
+  async createConversation(metadata: Record<string, string> | undefined, page?: string): Promise<string> {
     const response = await this.request('/conversations', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       // JSON leaves out what is undefined.
-      body: JSON.stringify({ metadata: metadata || undefined }),
+      body: JSON.stringify({ metadata: metadata || undefined, page }),
     });
     return ((await response.json()) as { id: string }).id;
   }

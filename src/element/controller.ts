@@ -500,10 +500,13 @@ export class ChatController implements ReactiveController {
       withLock(`persona-chat create ${storage.conversationKey}`, async () => {
         const existing = storage.shared ? storage.conversationId : null;
         if (existing) return existing;
-        // The page it starts on, for the site owner's insights: its path only (a query may name the visitor), and
-        // short, well within what the backend takes.
-        const page = location.pathname.slice(0, 200);
-        const id = await this.backend.createConversation({ page, ...this.#host.metadata });
+        // The page it starts on, for the site owner's insights: its path only, as a query may name the visitor (a
+        // document with no path of its own, such as an iframe's srcdoc, has none to give).
+        const path = location.pathname;
+        const id = await this.backend.createConversation(
+          this.#host.metadata,
+          path[0] === '/' ? path.slice(0, 300) : undefined,
+        );
         storage.conversationId = id;
         return id;
       });

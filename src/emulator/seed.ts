@@ -118,8 +118,8 @@ export function seedConversations(personas: readonly Persona[], options: SeedOpt
   const count = options.conversations ?? 600;
   const days = options.days ?? 30;
   const random = prng(options.seed ?? 1);
-  // The questions left unanswered and the service's own thumbs come from a PRNG of their own, so that they leave the
-  // rest of a seed's month as it was.
+  // The questions left unanswered and the service's own thumbs come from a PRNG of their own, so that a seed's month
+  // keeps its conversations, questions, visitors and times.
   const rare = prng((options.seed ?? 1) ^ 0x5eed);
   const endMs = options.end === undefined ? startOfToday() : new Date(options.end).getTime();
   if (!Number.isInteger(count) || count < 0) throw new Error('seed: "conversations" must be a whole number');

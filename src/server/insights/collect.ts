@@ -38,12 +38,15 @@ export interface CollectOptions extends CallOptions {
   onProgress?: (progress: Progress) => void;
   /** How many times a request the service refused for a while is asked again. Default 3. */
   retries?: number;
-  /** The pause before the first retry, doubled before each next, unless the service gives a Retry-After. Default 1 s. */
+  /**
+   * The pause before the first retry, doubled before each next, unless the service gives a Retry-After (in seconds).
+   * Default 1 s; a pause is at most a minute.
+   */
   retryDelayMs?: number;
 }
 
-/** The longest the reading waits for a Retry-After. */
-const maxRetryAfterMs = 60_000;
+/** The longest the reading waits before it asks again, whatever a Retry-After or the doubling says. */
+const maxPauseMs = 60_000;
 
 /** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -105,6 +108,10 @@ export async function collectConversations(
   const call: CallOptions = { signal: options.signal, timeouts: options.timeouts };
   const retries = options.retries ?? 3;
   const retryDelayMs = options.retryDelayMs ?? 1000;
+  if (!Number.isInteger(retries) || retries < 0) throw new RangeError('"retries" must be a whole number, 0 or more');
+  if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) {
+    throw new RangeError('"retryDelayMs" must be a number of milliseconds, 0 or more');
+  }
   /** `read`, asked again while the service refuses it for a while. */
   const patiently = async <T>(read: () => Promise<T>): Promise<T> => {
     for (let retry = 0; ; retry++) {
@@ -112,8 +119,8 @@ export async function collectConversations(
         return await read();
       } catch (error) {
         if (!(error instanceof ServiceError) || !error.retryable || retry >= retries) throw error;
-        const after = error.retryAfter === undefined ? undefined : Math.min(error.retryAfter * 1000, maxRetryAfterMs);
-        await pause(after ?? retryDelayMs * 2 ** retry, options.signal);
+        const wait = error.retryAfter === undefined ? retryDelayMs * 2 ** retry : error.retryAfter * 1000;
+        await pause(Math.min(wait, maxPauseMs), options.signal);
       }
     }
   };

@@ -300,7 +300,7 @@ export function computeInsights(conversations: Iterable<Conversation>, options: 
     let questions = 0;
 
     const messages = Array.isArray(conversation.chatMessages) ? conversation.chatMessages : [];
-    if (conversation.areChatMessagesInBlob && !messages.length) read.inBlob++;
+    if ((conversation.areChatMessagesInBlob || conversation.chatMessagesBlobUri) && !messages.length) read.inBlob++;
     for (const [i, message] of messages.entries()) {
       if (!isObject(message)) continue;
       const time = typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;

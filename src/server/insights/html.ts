@@ -25,7 +25,7 @@ const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFracti
 const n = (value: number) => integer.format(value);
 const ratio = (value: number | null) => (value === null ? '–' : percent.format(value));
 
-/** The largest of the values, 0 for none: a loop, where spreading the days of a long period would overflow the stack. */
+/** The largest of the values, 0 for none: a loop, where spreading thousands of days into Math.max nears its limit. */
 function largest(values: Iterable<number>): number {
   let most = 0;
   for (const value of values) if (value > most) most = value;

@@ -31,7 +31,14 @@ const metadataSchema = z
     z.refine(m => JSON.stringify(m).length <= 2048, 'metadata is at most 2 KB'),
   );
 
-const createSchema = z.strictObject({ metadata: z.optional(metadataSchema) });
+const createSchema = z.strictObject({
+  metadata: z.optional(metadataSchema),
+  page: z.optional(
+    z
+      .string({ error: 'page must be a string' })
+      .check(z.regex(/^\/[^\s?#]{0,299}$/, 'page is a path of at most 300 characters, without a query or fragment')),
+  ),
+});
 const patchSchema = z
   .strictObject({
     name: z.optional(
@@ -83,8 +90,10 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
       conversation = await service.createPersonaConversation({ personaId, externalUserId: sub }, { signal });
     }
     ownership.remember(conversation.conversationId, sub);
-    if (body.metadata && Object.keys(body.metadata).length) {
-      const metadata = { ...conversation.metadata, client: body.metadata };
+    // The page the conversation starts on, unless the site's own metadata names one (an empty one keeps none).
+    const client = { ...(body.page ? { page: body.page } : {}), ...body.metadata };
+    if (Object.keys(client).length) {
+      const metadata = { ...conversation.metadata, client };
       conversation = await service.setMetadata(conversation.conversationId, metadata, { signal });
     }
     return c.json(summaryOf(conversation), 201);

@@ -134,6 +134,18 @@ describe('collectConversations', () => {
     assert.equal(received.length, 4);
     emulator.faults.reset();
 
+    // A 429's Retry-After (1 s, from the emulator) is waited for, not the far shorter pause.
+    received.length = 0;
+    emulator.faults.set({ status: { code: 429, count: 1, on: 'read' } });
+    const started = performance.now();
+    assert.equal((await collectConversations(client, { retryDelayMs: 5 })).length, live);
+    assert.ok(performance.now() - started >= 950, 'waited for the Retry-After');
+    assert.equal(received.length, Math.ceil(live / 10) + 1);
+
+    for (const options of [{ retries: -1 }, { retries: 1.5 }, { retries: NaN }, { retryDelayMs: -1 }]) {
+      await assert.rejects(collectConversations(client, options), RangeError);
+    }
+
     // A refusal that will not pass is not asked again.
     const { client: wrongKey, received: asked } = inProcess({}, { apiKey: 'not-the-key' });
     await assert.rejects(collectConversations(wrongKey, { retryDelayMs: 5 }), { name: 'ServiceError', status: 401 });

@@ -426,6 +426,26 @@ describe('conversations through the backend', () => {
     assert.deepEqual(Object.keys(ours), ['personaChat'], 'beside the citations the backend keeps');
   });
 
+  it('keeps the page a conversation starts on beside the site’s metadata, outside its limits, unless it names one', async () => {
+    const { session, api, emulator } = setup();
+    const { token } = await session();
+    const client = async (body: unknown) => {
+      const created = await api('POST', '/conversations', token, { body });
+      assert.equal(created.status, 201);
+      return emulator.store.get(((await created.json()) as ConversationSummary).id)!.metadata?.client;
+    };
+    assert.deepEqual(await client({ page: '/tents/2-person' }), { page: '/tents/2-person' });
+    assert.deepEqual(await client({ page: '/tents', metadata: { lang: 'en' } }), { page: '/tents', lang: 'en' });
+    assert.deepEqual(await client({ page: '/tents', metadata: { page: '/campaign' } }), { page: '/campaign' });
+    assert.deepEqual(await client({ page: '/tents', metadata: { page: '' } }), { page: '' }, 'a site may keep none');
+    // The site's 20 keys are its own: the page does not count against them.
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key${i}`, 'v']));
+    assert.deepEqual(await client({ page: '/tents', metadata: twenty }), { page: '/tents', ...twenty });
+    for (const page of ['tents', '/tents?visitor=ada', '/tents#top', '/a b', `/${'x'.repeat(300)}`, 42]) {
+      await expectError(api('POST', '/conversations', token, { body: { page } }), 400, 'invalid_request');
+    }
+  });
+
   it('pages the visitor’s own conversations with a cursor', async () => {
     const { session, api, conversation } = setup({ backend: { limits: { conversationsPerUserPerMinute: 20 } } });
     const { token } = await session();
