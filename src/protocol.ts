@@ -101,12 +101,11 @@ export interface SessionResponse {
 }
 
 /**
- * `POST {endpoint}/conversations` body. `metadata` lands in the conversation's `client` namespace; `page`, the path
- * of the page the conversation starts on, lands there as `page` unless `metadata` has one, outside its limits.
+ * `POST {endpoint}/conversations` body. `metadata` lands in the conversation's `client` namespace; its `page`, which
+ * the element adds, does not count against its limits.
  */
 export interface CreateConversationRequest {
   metadata?: Record<string, string>;
-  page?: string;
 }
 
 export interface ConversationSummary {

@@ -91,12 +91,12 @@ export class Backend {
   }
 
   /** Starts a conversation; its id. */
-  async createConversation(metadata: Record<string, string> | undefined, page?: string): Promise<string> {
+  async createConversation(metadata: Record<string, string> | undefined): Promise<string> {
     const response = await this.request('/conversations', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       // JSON leaves out what is undefined.
-      body: JSON.stringify({ metadata: metadata || undefined, page }),
+      body: JSON.stringify({ metadata: metadata || undefined }),
     });
     return ((await response.json()) as { id: string }).id;
   }

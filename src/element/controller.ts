@@ -501,12 +501,11 @@ export class ChatController implements ReactiveController {
         const existing = storage.shared ? storage.conversationId : null;
         if (existing) return existing;
         // The page it starts on, for the site owner's insights: its path only, as a query may name the visitor (a
-        // document with no path of its own, such as an iframe's srcdoc, has none to give).
+        // document with no path of its own, such as an iframe's srcdoc, has none to give). In the metadata, which a
+        // backend of any version takes, unless the site's names a page.
         const path = location.pathname;
-        const id = await this.backend.createConversation(
-          this.#host.metadata,
-          path[0] === '/' ? path.slice(0, 300) : undefined,
-        );
+        const page: Record<string, string> = path[0] === '/' ? { page: path.slice(0, 300) } : {};
+        const id = await this.backend.createConversation({ ...page, ...this.#host.metadata });
         storage.conversationId = id;
         return id;
       });

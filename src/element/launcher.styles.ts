@@ -81,7 +81,7 @@ export const launcherCss = css`
     box-shadow: var(--_shadow);
     display: grid;
     place-items: center;
-    transition: transform 0.15s ease;
+    transition: transform 0.15s;
   }
   .launcher:hover {
     transform: scale(1.05);

@@ -18,6 +18,7 @@ import { deletedStatus, detailOf, isConversationId, isDeleted, summaryOf } from 
 const cursorPattern = /^[A-Za-z0-9_.~+/=%-]{1,2048}$/;
 
 const metadataKeyRule = 'metadata keys are 1 to 64 letters, digits, _ . or -';
+const withoutPage = ({ page: _, ...rest }: Record<string, string>) => rest;
 const metadataSchema = z
   .record(
     z.string().check(z.regex(/^[A-Za-z0-9_.-]{1,64}$/, metadataKeyRule)),
@@ -27,18 +28,12 @@ const metadataSchema = z
     { error: issue => (issue.code === 'invalid_key' ? metadataKeyRule : 'metadata must be an object of strings') },
   )
   .check(
-    z.refine(m => Object.keys(m).length <= 20, 'metadata has at most 20 keys'),
-    z.refine(m => JSON.stringify(m).length <= 2048, 'metadata is at most 2 KB'),
+    // `page`, which the element adds (the path of the page a conversation starts on), is the site's beside them.
+    z.refine(m => Object.keys(withoutPage(m)).length <= 20, 'metadata has at most 20 keys besides page'),
+    z.refine(m => JSON.stringify(withoutPage(m)).length <= 2048, 'metadata is at most 2 KB besides page'),
   );
 
-const createSchema = z.strictObject({
-  metadata: z.optional(metadataSchema),
-  page: z.optional(
-    z
-      .string({ error: 'page must be a string' })
-      .check(z.regex(/^\/[^\s?#]{0,299}$/, 'page is a path of at most 300 characters, without a query or fragment')),
-  ),
-});
+const createSchema = z.strictObject({ metadata: z.optional(metadataSchema) });
 const patchSchema = z
   .strictObject({
     name: z.optional(
@@ -90,10 +85,8 @@ export function conversationRoutes({ settings, service, ownership, runs, updates
       conversation = await service.createPersonaConversation({ personaId, externalUserId: sub }, { signal });
     }
     ownership.remember(conversation.conversationId, sub);
-    // The page the conversation starts on, unless the site's own metadata names one (an empty one keeps none).
-    const client = { ...(body.page ? { page: body.page } : {}), ...body.metadata };
-    if (Object.keys(client).length) {
-      const metadata = { ...conversation.metadata, client };
+    if (body.metadata && Object.keys(body.metadata).length) {
+      const metadata = { ...conversation.metadata, client: body.metadata };
       conversation = await service.setMetadata(conversation.conversationId, metadata, { signal });
     }
     return c.json(summaryOf(conversation), 201);

@@ -426,24 +426,26 @@ describe('conversations through the backend', () => {
     assert.deepEqual(Object.keys(ours), ['personaChat'], 'beside the citations the backend keeps');
   });
 
-  it('keeps the page a conversation starts on beside the site’s metadata, outside its limits, unless it names one', async () => {
+  it('does not count the page the element adds against the limits of the site’s metadata', async () => {
     const { session, api, emulator } = setup();
     const { token } = await session();
-    const client = async (body: unknown) => {
-      const created = await api('POST', '/conversations', token, { body });
-      assert.equal(created.status, 201);
-      return emulator.store.get(((await created.json()) as ConversationSummary).id)!.metadata?.client;
-    };
-    assert.deepEqual(await client({ page: '/tents/2-person' }), { page: '/tents/2-person' });
-    assert.deepEqual(await client({ page: '/tents', metadata: { lang: 'en' } }), { page: '/tents', lang: 'en' });
-    assert.deepEqual(await client({ page: '/tents', metadata: { page: '/campaign' } }), { page: '/campaign' });
-    assert.deepEqual(await client({ page: '/tents', metadata: { page: '' } }), { page: '' }, 'a site may keep none');
-    // The site's 20 keys are its own: the page does not count against them.
+    const create = (metadata: Record<string, string>) => api('POST', '/conversations', token, { body: { metadata } });
+    // The site's 20 keys and 2 KB are its own: the page beside them fits.
     const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key${i}`, 'v']));
-    assert.deepEqual(await client({ page: '/tents', metadata: twenty }), { page: '/tents', ...twenty });
-    for (const page of ['tents', '/tents?visitor=ada', '/tents#top', '/a b', `/${'x'.repeat(300)}`, 42]) {
-      await expectError(api('POST', '/conversations', token, { body: { page } }), 400, 'invalid_request');
+    // 2,048 bytes of JSON exactly, in values of at most 500 characters.
+    const full = Object.fromEntries(['a', 'b', 'c', 'd'].map(key => [key, 'x'.repeat(400)]));
+    full.e = 'x'.repeat(2048 - JSON.stringify({ ...full, e: '' }).length);
+    for (const metadata of [twenty, full]) {
+      const created = await create({ page: '/tents/2-person', ...metadata });
+      assert.equal(created.status, 201);
+      const { id } = (await created.json()) as ConversationSummary;
+      assert.deepEqual(emulator.store.get(id)!.metadata!.client, { page: '/tents/2-person', ...metadata });
     }
+    // A 21st key of the site's own, a byte more or a page that is no metadata value is still refused.
+    await expectError(create({ page: '/tents', ...twenty, key20: 'v' }), 400, 'invalid_request');
+    await expectError(create({ page: '/tents', ...full, e: `${full.e}x` }), 400, 'invalid_request');
+    assert.equal(JSON.stringify(full).length, 2048);
+    await expectError(create({ page: `/${'x'.repeat(500)}` }), 400, 'invalid_request');
   });
 
   it('pages the visitor’s own conversations with a cursor', async () => {
