@@ -216,6 +216,8 @@ describe('FeedbackController', () => {
       expect(pressed(again), 'a reload shows no vote').to.deep.equal([]);
       thumb(again, 'Helpful').click();
       await waitUntil(async () => (await kept())?.score === 1, 'a restored reply takes a vote', backendWait);
+      // Pressed again once it shows pressed: a press on a thumb that does not show its vote yet gives the vote again.
+      await waitUntil(() => thumb(again, 'Helpful').getAttribute('aria-pressed') === 'true', 'shown pressed');
       thumb(again, 'Helpful').click();
       await waitUntil(async () => (await kept()) === undefined, 'and takes it back', backendWait);
       expect(pressed(again)).to.deep.equal([]);
