@@ -2,14 +2,10 @@
  * @module
  * The backend on Node: a server on node:http, and middleware for Express, Connect or a plain node:http handler.
  */
-import { ServerResponse } from 'node:http';
-import type { IncomingMessage, OutgoingHttpHeaders, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer, getRequestListener } from '@hono/node-server';
-import type { Http2Bindings, HttpBindings } from '@hono/node-server';
-import { runtimeResponse } from '../service/node-fetch.js';
 import type { Backend } from './app.js';
-import { claimSource } from './sse.js';
 
 export interface ServeOptions {
   /** 0 (default) picks a free port. */
@@ -45,7 +41,7 @@ export interface RunningBackend {
 /** Serves a backend on node:http. */
 export async function serveBackend(backend: Backend, options: ServeOptions = {}): Promise<RunningBackend> {
   const host = options.host ?? '127.0.0.1';
-  const server = createAdaptorServer({ fetch: nodeFetch(backend), hostname: host });
+  const server = createAdaptorServer({ fetch: (request, env) => backend.fetch(request, env), hostname: host });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port ?? 0, host, backlog: options.backlog ?? defaultBacklog }, () => resolve());
@@ -89,7 +85,7 @@ type Next = (error?: unknown) => void;
  * too as long as it equals the base path).
  */
 export function nodeMiddleware(backend: Backend) {
-  const listener = getRequestListener(nodeFetch(backend));
+  const listener = getRequestListener((request, env) => backend.fetch(request, env));
   const prefix = backend.basePath === '/' ? '/' : `${backend.basePath}/`;
   return function personaChat(req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, next?: Next) {
     const url = req.originalUrl ?? req.url ?? '/';
@@ -101,61 +97,5 @@ export function nodeMiddleware(backend: Backend) {
     }
     req.url = url;
     listener(req, res).catch(error => (next ? next(error) : res.destroy(error as Error)));
-  };
-}
-
-/**
- * Tells Hono's Node adapter that the response was written already (`RESPONSE_ALREADY_SENT` of its utils), on a
- * response of the runtime's own class: the adapter writes a response of its stand-in class without looking.
- */
-const alreadySent = 'x-hono-already-sent';
-
-/**
- * The backend's fetch for Hono's Node adapter, which writes a streamed reply to the socket itself: its headers go
- * with its first frame, and each frame goes as it comes, with no web stream between.
- */
-function nodeFetch(backend: Backend) {
-  return async (request: Request, env: HttpBindings | Http2Bindings) => {
-    const response = await backend.fetch(request, env);
-    const { outgoing } = env;
-    if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) return response;
-    const source = claimSource(response);
-    if (!source) return response;
-    const sent = new (runtimeResponse())(null, { headers: { [alreadySent]: 'true' } });
-    if (outgoing.destroyed) {
-      source.cancel();
-      return sent;
-    }
-    const headers: OutgoingHttpHeaders = {};
-    response.headers.forEach((value, name) => (headers[name] = value));
-    const cookies = response.headers.getSetCookie();
-    if (cookies.length) headers['set-cookie'] = cookies;
-    let open = true;
-    const gone = () => {
-      if (!open) return;
-      open = false;
-      source.cancel();
-    };
-    try {
-      outgoing.writeHead(response.status, headers);
-      outgoing.once('close', gone);
-      outgoing.once('error', gone);
-      outgoing.on('drain', () => open && source.resume());
-      source.start({
-        write: frame => void (open && outgoing.write(frame)),
-        ready: () => open && !outgoing.writableNeedDrain,
-        close: () => {
-          if (!open) return;
-          open = false;
-          outgoing.end();
-        },
-      });
-    } catch (error) {
-      gone();
-      // Before the first byte, the adapter answers with its error; after it, the reply can only be cut.
-      if (!outgoing.headersSent) throw error;
-      outgoing.destroy(error as Error);
-    }
-    return sent;
   };
 }

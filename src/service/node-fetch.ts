@@ -100,7 +100,7 @@ export function createNodeFetch(): NodeFetch {
  * The runtime's own Response class, under any subclass put in its place: Hono's Node adapter replaces the global
  * with a stand-in that builds a second, real Response as soon as the body is read.
  */
-export function runtimeResponse(): typeof Response {
+function runtimeResponse(): typeof Response {
   let base = Response;
   for (;;) {
     const parent: unknown = Object.getPrototypeOf(base);

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
@@ -11,10 +11,7 @@ import type { ServerType } from '@hono/node-server';
 import { createEmulator } from '../../src/emulator/app.js';
 import { createBackend } from '../../src/server/app.js';
 import type { LogLine } from '../../src/server/config.js';
-import { nodeMiddleware, serveBackend } from '../../src/server/node.js';
-import { eventResponse } from '../../src/server/sse.js';
-import type { FrameSink, FrameSource } from '../../src/server/sse.js';
-import type { Backend } from '../../src/server/app.js';
+import { serveBackend } from '../../src/server/node.js';
 import { startEmulator } from '../../src/emulator/node.js';
 import type { RunningBackend } from '../../src/server/node.js';
 import { backlogOf, parseEvents, textOfEvents, tokenSecret } from '../support/backend.js';
@@ -207,122 +204,6 @@ describe('backend over real sockets', () => {
       assert.equal((await run(key, 'stop')).status, 409, 'a finished run cannot be stopped again');
     });
   }
-  it("writes a streamed reply to the socket itself: its headers, the middleware's included, go with its first frame", async () => {
-    // What the server writes to each socket, one write (one call to the kernel) at a time: Hono's adapter wrote a
-    // stream's headers on their own, then each frame.
-    const writes: string[] = [];
-    const backend = createBackend({
-      serviceUrl: upstream.url,
-      apiKey,
-      personaId: juniper.personaId,
-      tokenSecret,
-      allowedOrigins: [site],
-      basePath: '/persona-chat',
-      log: () => {},
-    });
-    const server = http.createServer(nodeMiddleware(backend));
-    server.on('connection', (socket: Socket) => {
-      const raw = socket as unknown as {
-        _write(chunk: Buffer, encoding: string, done: () => void): void;
-        _writev(chunks: { chunk: Buffer | string }[], done: () => void): void;
-      };
-      const [write, writev] = [raw._write.bind(raw), raw._writev.bind(raw)];
-      raw._write = (chunk, encoding, done) => {
-        writes.push(String(chunk));
-        write(chunk, encoding, done);
-      };
-      raw._writev = (chunks, done) => {
-        writes.push(chunks.map(({ chunk }) => String(chunk)).join(''));
-        writev(chunks, done);
-      };
-    });
-    const port = await new Promise<number>(resolve =>
-      server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
-    );
-    try {
-      const { send } = await visit(`http://127.0.0.1:${port}`);
-      const reply = parseEvents(await (await send('How long does shipping take?')).text());
-      assert.equal(reply.at(-1)!.event, 'done');
-      const first = writes.find(piece => piece.includes('text/event-stream'))!;
-      const [head] = first.split('\r\n\r\n');
-      assert.match(head!, /^HTTP\/1\.1 200 OK\r\n/);
-      assert.match(head!, /\r\naccess-control-allow-origin: https:\/\/www\.example\.com\r\n/i);
-      assert.match(head!, /\r\nx-request-id: [\w-]+\r\n/i);
-      assert.match(head!, /\r\ntransfer-encoding: chunked(\r\n|$)/i);
-      assert.match(
-        first,
-        /\r\n\r\n[0-9a-f]+\r\nevent: meta\ndata: \{"conversationId":"/,
-        'the first frame in the same write',
-      );
-    } finally {
-      server.closeAllConnections();
-      await new Promise(resolve => server.close(resolve));
-      backend.close();
-    }
-  });
-
-  it(
-    'holds a streamed reply while its reader does not keep up, and goes on as it drains, every byte in order',
-    {
-      // A reply that is never resumed would wait forever.
-      timeout: 30_000,
-    },
-    async () => {
-      // A backend of one route whose reply is 4 MB in frames of 16 KB: far more than a socket's buffers hold.
-      const frameSize = 16 * 1024;
-      const frames = 256;
-      let waited = 0;
-      let held!: () => void;
-      const holding = new Promise<void>(resolve => (held = resolve));
-      const backend = {
-        basePath: '/',
-        check() {},
-        async drain() {},
-        close() {},
-        fetch: async () =>
-          eventResponse(
-            (() => {
-              let sink: FrameSink;
-              let next = 0;
-              const more = () => {
-                while (next < frames && sink.ready()) sink.write(new Uint8Array(frameSize).fill(next++ % 256));
-                if (next === frames) sink.close();
-                else {
-                  waited++;
-                  held();
-                }
-              };
-              return {
-                start: given => {
-                  sink = given;
-                  more();
-                },
-                resume: more,
-                cancel: () => {},
-              } satisfies FrameSource;
-            })(),
-            body => new Response(body, { headers: { 'content-type': 'text/event-stream' } }),
-          ),
-      };
-      const running = await serveBackend(backend as unknown as Backend, { port: 0 });
-      try {
-        const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
-          http.get(`${running.url}/`, resolve).once('error', reject),
-        );
-        response.pause();
-        await holding;
-        const pieces: Buffer[] = [];
-        for await (const piece of response) pieces.push(piece as Buffer);
-        const body = Buffer.concat(pieces);
-        assert.equal(body.length, frames * frameSize);
-        for (let i = 0; i < frames; i++) assert.equal(body[i * frameSize], i % 256, `frame ${i}`);
-        assert.ok(waited > 0, 'the source was held at least once');
-      } finally {
-        await running.close();
-      }
-    },
-  );
-
   it('answers every request on a kept-alive connection after refusing a body that is too large', async () => {
     const url = `${servers[0]!.url}/persona-chat`;
     const { token } = await visit(servers[0]!.url);

@@ -17,7 +17,7 @@ import { HttpError, runNotFound } from '../errors.js';
 import { noteFailure } from '../middleware/error-handler.js';
 import type { Following } from '../following.js';
 import { terminalStatus, toldDone, toldEvents } from '../run-log.js';
-import { eventFrames, eventResponse, frame, ping, sseHeaders } from '../sse.js';
+import { eventFrames, frame, ping, sseHeaders } from '../sse.js';
 import type { RunRecord } from '../store.js';
 import { parseEventId } from '../store.js';
 import { conversationId } from './conversations.js';
@@ -117,43 +117,41 @@ export function replyRoutes(parts: Parts) {
       attempt: record.attempt,
       ping: settings.pingIntervalMs,
     };
-    return eventResponse(
-      {
-        start(sink) {
-          sink.write(frame('meta', meta));
-          timer = setInterval(() => sink.write(ping()), settings.pingIntervalMs);
-          // Pings never hold a process open by themselves (runtimes without unref have no such concern).
-          (timer as { unref?: () => void }).unref?.();
-          following = runs.followRun(record, after, {
-            // The events the store had are written together, in one piece of the response, as the browser is told
-            // them: the log keeps the reply's token counts, which `done` carries only when the site turns them on.
-            events: batch => sink.write(eventFrames(toldEvents(batch, settings.exposeUsage))),
-            ready: () => open && sink.ready(),
-            ended: ended => {
-              if (ended.how === 'error') {
-                // The store failed while following: the browser sees the stream end and follows again.
-                noteFailure(
-                  c,
-                  new HttpError(503, 'upstream_unavailable', 'The run could not be read.'),
-                  ended.error,
-                  secrets,
-                );
-              }
-              // A new attempt began: the browser follows again from where it was.
-              end(ended.how === 'terminal' ? outcomeOf(ended.last.event, ended.last.data) : ended.how);
-              sink.close();
-            },
-          });
-        },
-        resume() {
-          following?.resume();
-        },
-        cancel() {
-          end('detached');
-        },
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(frame('meta', meta));
+        timer = setInterval(() => controller.enqueue(ping()), settings.pingIntervalMs);
+        // Pings never hold a process open by themselves (runtimes without unref have no such concern).
+        (timer as { unref?: () => void }).unref?.();
+        following = runs.followRun(record, after, {
+          // The events the store had are written together, in one piece of the response, as the browser is told
+          // them: the log keeps the reply's token counts, which `done` carries only when the site turns them on.
+          events: batch => controller.enqueue(eventFrames(toldEvents(batch, settings.exposeUsage))),
+          ready: () => open && (controller.desiredSize ?? 1) > 0,
+          ended: ended => {
+            if (ended.how === 'error') {
+              // The store failed while following: the browser sees the stream end and follows again.
+              noteFailure(
+                c,
+                new HttpError(503, 'upstream_unavailable', 'The run could not be read.'),
+                ended.error,
+                secrets,
+              );
+            }
+            // A new attempt began: the browser follows again from where it was.
+            end(ended.how === 'terminal' ? outcomeOf(ended.last.event, ended.last.data) : ended.how);
+            controller.close();
+          },
+        });
       },
-      body => c.body(body, 200, sseHeaders),
-    );
+      pull() {
+        following?.resume();
+      },
+      cancel() {
+        end('detached');
+      },
+    });
+    return c.body(body, 200, sseHeaders);
   }
 
   return app;
