@@ -3,7 +3,8 @@
 // content with its heading, a footer with links of its own), light and dark, with the default palette and
 // with a site that sets only its accent colour. Replies come from the real backend and emulator; the one with a
 // code block, a table and a task list from the stand-in model of the hostile stack.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { emulateMedia, executeServerCommand, sendKeys, setViewport } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, faults, juniper, oneEvent, resetAll } from './harness.js';

@@ -1,6 +1,7 @@
 // The backend client on its own, with a transport written here: what it sends, and what it makes of each answer.
 // The suites of the element (turns, resume, history) drive it against the real backend.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { Backend, conversationPath } from '../../src/element/backend.js';
 import { PersonaChatError } from '../../src/element/errors.js';
 import { envelope } from './scripted-backend.js';

@@ -1,6 +1,7 @@
 // The copy buttons of a reply: what a code block's copies, and what it and the block's status say after; what an icon
 // button says after.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { executeServerCommand } from '@web/test-runner-commands';
 import { copy, copyCode } from '../../src/element/clipboard.js';
 import { renderMarkdown } from '../../src/element/markdown.js';

@@ -1,6 +1,7 @@
 // The chat controller on a host of its own (no template, no element), against the real backend and emulator: the
 // turn queue, what it tells its host through the callbacks it was made with, and what the service hears.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { LitElement } from 'lit';
 import { ChatController } from '../../src/element/controller.js';
 import type { ChatCallbacks } from '../../src/element/controller.js';

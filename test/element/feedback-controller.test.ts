@@ -1,7 +1,8 @@
 // The feedback controller on a host of its own. What keeps the votes is recorded here in place of the chat
 // controller, so that each way a comment box can be left is seen apart. Then in the element, against the real
 // backend and the service: a vote changed and taken back, the comment shown back, and the comment box's own code.
-import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { LitElement } from 'lit';
 import { PersonaChatError } from '../../src/element/errors.js';
 import type { PersonaChatFeedbackEvent } from '../../src/element/events.js';

@@ -1,6 +1,7 @@
 // What the element tests share: a harness hiding shadow-DOM queries, waits on the element's state, and the test
 // server's support routes (the emulator's faults and the continue requests it saw).
-import { fixture, html, oneEvent as oneCustomEvent, waitUntil } from '@open-wc/testing';
+import { fixture, html, oneEvent as oneCustomEvent } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import '../../src/element/define.js';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 

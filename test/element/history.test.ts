@@ -1,6 +1,7 @@
 // The history view: the visitor's conversations with this persona, reopened, renamed and deleted through the
 // panel, against the real backend and emulator; and its relative dates.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { relativeTime } from '../../src/element/history.js';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, faults, juniper, oneEvent, resetAll, stored } from './harness.js';

@@ -1,6 +1,7 @@
 // Replies no model should write, through the whole stack (/hostile-chat in web-test-runner.config.mjs): each renders,
 // as text where it must, the next message can be sent, and a reload shows the conversation.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, resetAll } from './harness.js';
 

@@ -1,6 +1,7 @@
 // The element speaks the page's language: the table of the element's `lang` (or its nearest ancestor's, or the
 // document's) is loaded, right-to-left languages mirror the panel, and a finished reply is read out as drawn.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { loadTable } from '../../src/element/locale.js';
 import { en } from '../../src/element/strings.js';

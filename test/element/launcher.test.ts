@@ -3,7 +3,8 @@
 // page is a frame of its own (a fresh custom-element registry), against the real backend. The browser's idleness
 // cannot be produced on demand, so each frame's requestIdleCallback is replaced by a list the test runs when it
 // chooses.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { launcherTexts } from '../../src/element/locales/open.js';
 import { loadTable } from '../../src/element/locale.js';
 import { languages } from '../../src/element/locale.js';

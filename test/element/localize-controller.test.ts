@@ -1,5 +1,6 @@
 // The localize controller on a host of its own: the language it follows, and the table it shows.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { LitElement } from 'lit';
 import { LocalizeController } from '../../src/element/localize-controller.js';
 

@@ -1,6 +1,7 @@
 // The incremental markdown view: what a reply shows while it streams and once it ends, its blocks settled and cut
 // in chunks, nesting bounded on hostile text; and the Sources and pieces of a reply as the messages draw them.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { render } from 'lit';
 import { Lexer } from 'marked';
 import type { Token, Tokens } from 'marked';

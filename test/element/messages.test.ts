@@ -1,7 +1,8 @@
 // How messages look, drawn with Lit's render() into a container: a turn by its status (streaming, done with its
 // sources, ended without an answer and its Retry), a message of the history, the feedback of a reply, and a source
 // shown from its footnote.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { render } from 'lit';
 import { icon, renderHistoryItem, renderTurn, reveal, showSource, toggleSource } from '../../src/element/messages.js';
 import type { RenderContext } from '../../src/element/messages.js';

@@ -1,6 +1,7 @@
 // The panel controller on a host of its own: the dialog it shows and hides, modal or not, and where it puts the
 // focus. The element's suites (a11y, persona-chat) check the same through the whole element.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { LitElement, html as litHtml } from 'lit';
 import { setViewport } from '@web/test-runner-commands';
 import { PanelController } from '../../src/element/panel-controller.js';

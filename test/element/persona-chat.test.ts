@@ -1,4 +1,5 @@
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { executeServerCommand, sendKeys } from '@web/test-runner-commands';
 import { PersonaChat } from '../../src/element/persona-chat.js';
 import {

@@ -1,6 +1,7 @@
 // `persona-chat/react` rendered by react-dom, against the real backend and emulator of the test server. This file
 // imports nothing that registers the tag: the wrapper does.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { createElement, createRef } from 'react';
 import { flushSync } from 'react-dom';
 import { createRoot, hydrateRoot } from 'react-dom/client';

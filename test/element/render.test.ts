@@ -1,7 +1,8 @@
 // The model's markdown tokens as templates: text bound as text, raw HTML shown as text, URLs through the sanitizer,
 // images as links, citation markers as footnotes, code blocks and tables as the element styles them, and a block
 // that fails to render shown as its text.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { sendKeys } from '@web/test-runner-commands';
 import { render } from 'lit';
 import { renderMarkdown } from '../../src/element/markdown.js';

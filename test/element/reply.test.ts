@@ -2,7 +2,8 @@
 // become, and what happens when the stream drops or fails. A script stands in for the backend because these cuts
 // (a stream ended in the middle, a run forgotten between two reads) cannot be had from the real one on demand; the
 // element's suites (turns, resume) cross the real backend.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { replyKit } from '../../src/element/controller.js';
 import { deliver, use } from '../../src/element/reply.js';
 import type { ReplyOptions } from '../../src/element/reply.js';

@@ -1,6 +1,7 @@
 // Replies that survive the page: a reload, a second tab, a dropped network. The backend keeps each reply as a run;
 // the element follows it again after the last event it saw.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { executeServerCommand } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, ada, chat, continues, faults, juniper, resetAll, stored, upstreamEnded } from './harness.js';

@@ -1,7 +1,8 @@
 // The session token against the real backend (mounted at /persona-chat by the test server): shared while it is
 // good, replaced when it is stale or about to expire, asked for one request at a time; and the lock that sees to
 // the last, with the Web Locks API and without it.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { PersonaChatError } from '../../src/element/errors.js';
 import { session, withLock } from '../../src/element/session.js';
 import type { FetchLike } from '../../src/element/session.js';

@@ -1,7 +1,8 @@
 // One reply stream read on its own. A scripted fetch stands in for the backend here: these cases (a 200 that is not a
 // stream, a body that ends before its terminal event, an event that is not JSON, a connection cut mid-stream) are
 // ones the real backend does not produce on demand. The element's suites (turns, resume) read the real backend's.
-import { expect, waitUntil } from '@open-wc/testing';
+import { expect } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { replyKit } from '../../src/element/controller.js';
 import { PersonaChatError } from '../../src/element/errors.js';
 import type { FetchLike } from '../../src/element/session.js';

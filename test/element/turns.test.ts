@@ -1,5 +1,6 @@
 // Turns: each message is one turn that settles once, in order, whatever the visitor does while it is answered.
-import { expect, fixture, html, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html } from '@open-wc/testing';
+import { waitUntil } from './wait.js';
 import { sendKeys } from '@web/test-runner-commands';
 import type { PersonaChat } from '../../src/element/persona-chat.js';
 import { Harness, chat, continues, faults, juniper, oneEvent, resetAll, stored, upstreamEnded } from './harness.js';
