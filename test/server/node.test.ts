@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { Server } from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -204,6 +205,37 @@ describe('backend over real sockets', () => {
       assert.equal((await run(key, 'stop')).status, 409, 'a finished run cannot be stopped again');
     });
   }
+  it('writes a reply’s headers to the socket together with its first event', async () => {
+    const port = Number(new URL(servers[0]!.url).port);
+    const { send } = await visit(servers[0]!.url);
+    // What the server hands its sockets, one entry per write: a socket's `_write` and `_writev` are the stream
+    // implementation's, each one write to the connection.
+    type Chunks = { chunk: Buffer | string }[];
+    const socket = net.Socket.prototype as unknown as {
+      _write(chunk: Buffer | string, encoding: string, callback: () => void): void;
+      _writev(chunks: Chunks, callback: () => void): void;
+    };
+    const { _write, _writev } = socket;
+    const writes: string[] = [];
+    const ours = (of: net.Socket) => of.localPort === port;
+    socket._write = function (this: net.Socket, chunk, encoding, callback) {
+      if (ours(this)) writes.push(String(chunk));
+      return _write.call(this, chunk, encoding, callback);
+    };
+    socket._writev = function (this: net.Socket, chunks, callback) {
+      if (ours(this)) writes.push(chunks.map(({ chunk }) => String(chunk)).join(''));
+      return _writev.call(this, chunks, callback);
+    };
+    try {
+      const list = parseEvents(await (await send('Do you rent tents?')).text());
+      assert.equal(list.at(-1)!.event, 'done');
+    } finally {
+      Object.assign(socket, { _write, _writev });
+    }
+    assert.match(writes[0]!, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(writes[0]!, /\r\n\r\n[0-9a-f]+\r\nevent: meta\ndata: \{/, 'the headers went out with the meta event');
+  });
+
   it('answers every request on a kept-alive connection after refusing a body that is too large', async () => {
     const url = `${servers[0]!.url}/persona-chat`;
     const { token } = await visit(servers[0]!.url);
