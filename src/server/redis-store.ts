@@ -27,6 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
+import { pause } from './pause.js';
 import { StoreUnavailableError, parseEventId } from './store.js';
 import type {
   BackendStore,
@@ -527,7 +528,7 @@ export class RedisStore implements BackendStore {
           if (await this.#stopAsked(id, fresh)) return;
         } catch (error) {
           if (!(error instanceof StoreUnavailableError)) throw error;
-          await pause(1000, signal);
+          await pause(1000, signal, { unref: true });
           continue;
         }
         await listener.wait(0, signal);
@@ -932,27 +933,6 @@ function describe(url: string): string {
   } catch {
     return 'the configured URL';
   }
-}
-
-/** Resolves after `ms`; rejects when `signal` aborts. */
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', aborted);
-    };
-    const aborted = () => {
-      done();
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      done();
-      resolve();
-    }, ms);
-    timer.unref?.();
-    signal?.addEventListener('abort', aborted);
-  });
 }
 
 /** Settles as `promise` does, or resolves when `signal` aborts first. */

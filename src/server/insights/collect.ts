@@ -14,6 +14,7 @@ import type { ServiceClient } from '../../service/client.js';
 import { ServiceError } from '../../service/errors.js';
 import type { CallOptions } from '../../service/request.js';
 import type { Conversation, ListResponse } from '../../service/types.js';
+import { pause } from '../pause.js';
 
 /** The reading went wrong in a way the service did not report as an error: a malformed page or a paging loop. */
 export class InsightsError extends Error {
@@ -47,22 +48,6 @@ export interface CollectOptions extends CallOptions {
 
 /** The longest the reading waits before it asks again, whatever a Retry-After or the doubling says. */
 const maxPauseMs = 60_000;
-
-/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', abort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', abort, { once: true });
-  });
-}
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
