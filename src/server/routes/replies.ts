@@ -69,7 +69,11 @@ export function replyRoutes(parts: Parts) {
 
   app.get('/conversations/:id/runs/:key/events', async c => {
     const record = await ownRun(c);
-    return stream(c, record, lastEventId(c));
+    const after = lastEventId(c);
+    // A HEAD (answered by this route, without its body) asks whether the run is there to follow: its headers alone,
+    // with nothing started to follow the run and ping into a body nobody reads.
+    if (c.req.method === 'HEAD') return c.body(null, 200, sseHeaders);
+    return stream(c, record, after);
   });
 
   app.post('/conversations/:id/runs/:key/stop', async c => {

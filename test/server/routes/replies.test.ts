@@ -332,6 +332,28 @@ describe('backend replies', () => {
     });
   });
 
+  describe('HEAD on a run’s events', () => {
+    it('answers with the stream’s headers alone, at once, while the run goes on', async () => {
+      const { session, conversation, send, api, logs } = setup({ emulator: { pace: 100 } });
+      const { token } = await session();
+      const id = await conversation(token);
+      const key = crypto.randomUUID();
+      const res = await send(token, id, question, { key });
+      const { reader } = await readEvents(res, 2);
+      const head = await api('HEAD', `/conversations/${id}/runs/${key}/events`, token);
+      assert.equal(head.status, 200);
+      assert.equal(head.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+      assert.equal(await head.text(), '');
+      // Its log line is written as the answer goes, not when the run ends: nothing was left following the run.
+      await until(() => logs.some(line => line.method === 'HEAD'), 'the HEAD request’s log line');
+      assert.ok(!logs.some(line => line.method === 'POST' && line.path.endsWith('/messages')), 'the reply goes on');
+      const missing = await api('HEAD', `/conversations/${id}/runs/${crypto.randomUUID()}/events`, token);
+      assert.equal(missing.status, 404, 'a run that is not there');
+      while (!(await reader.read()).done);
+      assert.equal(logs.find(line => line.method === 'POST' && line.path.endsWith('/messages'))?.outcome, 'done');
+    });
+  });
+
   describe('failures', () => {
     it('keeps reading the service when the browser goes away, so the service keeps the reply', async () => {
       const { session, conversation, send, continues, emulator, api } = setup({ emulator: { pace: 100 } });
