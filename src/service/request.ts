@@ -197,15 +197,26 @@ export class Requests {
     } catch {
       // A body that is not JSON adds nothing we can trust.
     }
-    const retryAfter = Number(response.headers.get('retry-after'));
     return new ServiceError({
       status: response.status,
       code,
       message: redact(message, [this.#apiKey]),
       requestId,
-      retryAfter: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      retryAfter: retryAfterSeconds(response.headers.get('retry-after')),
     });
   }
+}
+
+/**
+ * The seconds a Retry-After asks to wait: it gives them, or the date to wait until (HTTP allows both). Undefined when
+ * it gives neither, none, or a moment already past.
+ */
+export function retryAfterSeconds(value: string | null, now = Date.now()): number | undefined {
+  if (value === null || !value.trim()) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds > 0 ? seconds : undefined;
+  const until = Date.parse(value);
+  return until > now ? Math.ceil((until - now) / 1000) : undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ServiceError } from '../../src/service/errors.js';
-import { Requests, defaultTimeouts } from '../../src/service/request.js';
+import { Requests, defaultTimeouts, retryAfterSeconds } from '../../src/service/request.js';
 import type { FetchLike } from '../../src/service/request.js';
 
 // The request engine on its own, with transports written here: what it sends, and what it makes of each answer. The
@@ -57,6 +57,32 @@ describe('the request engine', () => {
     assert.equal(error.requestId, 'req-1');
     assert.equal(error.retryAfter, 3);
     assert.ok(!error.message.includes(apiKey), 'the key is redacted');
+  });
+
+  it('reads a Retry-After given as a date as the seconds until it', async () => {
+    const at = new Date(Date.now() + 120_000).toUTCString();
+    const error = (await start(async () => Response.json({}, { status: 503, headers: { 'retry-after': at } })).catch(
+      e => e,
+    )) as ServiceError;
+    assert.equal(error.status, 503);
+    // The date has whole seconds: between 119 and 120 of them are left, as the call took under a second.
+    assert.ok(error.retryAfter === 119 || error.retryAfter === 120, `retryAfter ${error.retryAfter}`);
+    const now = Date.parse('Sun, 29 Nov 2026 10:00:00 GMT');
+    assert.equal(retryAfterSeconds('Sun, 29 Nov 2026 10:00:30 GMT', now), 30);
+    assert.equal(retryAfterSeconds('Sunday, 29-Nov-26 10:01:00 GMT', now), 60, 'the obsolete form HTTP still allows');
+    for (const value of [
+      'Sun, 29 Nov 2026 09:59:59 GMT',
+      'Sun, 29 Nov 2026 10:00:00 GMT',
+      'soon',
+      '',
+      ' ',
+      '0',
+      '-5',
+    ]) {
+      assert.equal(retryAfterSeconds(value, now), undefined, value);
+    }
+    assert.equal(retryAfterSeconds(null, now), undefined);
+    assert.equal(retryAfterSeconds('2.5', now), 2.5);
   });
 
   it('refuses an HTML page and a body that is not a JSON object as bad responses, retryable', async () => {

@@ -40,7 +40,7 @@ export interface CollectOptions extends CallOptions {
   /** How many times a request the service refused for a while is asked again. Default 3. */
   retries?: number;
   /**
-   * The pause before the first retry, doubled before each next, unless the service gives a Retry-After (in seconds).
+   * The pause before the first retry, doubled before each next, unless the service gives a Retry-After.
    * Default 1 s; a pause is at most a minute.
    */
   retryDelayMs?: number;
