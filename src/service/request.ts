@@ -208,14 +208,14 @@ export class Requests {
 }
 
 /**
- * The seconds a Retry-After asks to wait: it gives them, or the date to wait until (HTTP allows both). Undefined when
- * it gives neither, none, or a moment already past.
+ * The seconds a Retry-After asks to wait: it gives them, or the date to wait until (HTTP allows both; a date is in
+ * GMT, and ends so). Undefined when it gives neither, none, or a moment already past.
  */
 export function retryAfterSeconds(value: string | null, now = Date.now()): number | undefined {
   if (value === null || !value.trim()) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return seconds > 0 ? seconds : undefined;
-  const until = Date.parse(value);
+  const until = /\bGMT\s*$/.test(value) ? Date.parse(value) : NaN;
   return until > now ? Math.ceil((until - now) / 1000) : undefined;
 }
 
