@@ -347,8 +347,13 @@ describe('backend replies', () => {
       // Its log line is written as the answer goes, not when the run ends: nothing was left following the run.
       await until(() => logs.some(line => line.method === 'HEAD'), 'the HEAD request’s log line');
       assert.ok(!logs.some(line => line.method === 'POST' && line.path.endsWith('/messages')), 'the reply goes on');
+      // The same checks as a GET: a run that is not there, another visitor's, a key that is no key.
       const missing = await api('HEAD', `/conversations/${id}/runs/${crypto.randomUUID()}/events`, token);
       assert.equal(missing.status, 404, 'a run that is not there');
+      const stranger = await session();
+      const theirs = await api('HEAD', `/conversations/${id}/runs/${key}/events`, stranger.token);
+      assert.equal(theirs.status, 404, 'another visitor’s run');
+      assert.equal((await api('HEAD', `/conversations/${id}/runs/bad%20key/events`, token)).status, 400, 'a bad key');
       while (!(await reader.read()).done);
       assert.equal(logs.find(line => line.method === 'POST' && line.path.endsWith('/messages'))?.outcome, 'done');
     });
