@@ -232,8 +232,15 @@ describe('backend over real sockets', () => {
     } finally {
       Object.assign(socket, { _write, _writev });
     }
-    assert.match(writes[0]!, /^HTTP\/1\.1 200 OK\r\n/);
+    const [head] = writes[0]!.split('\r\n\r\n');
+    assert.match(head!, /^HTTP\/1\.1 200 OK\r\n/);
+    // The headers the middleware adds go in the same write: the site's origin, the request's id.
+    assert.match(head!, /\r\ncontent-type: text\/event-stream; charset=utf-8\r\n/i);
+    assert.match(head!, /\r\naccess-control-allow-origin: https:\/\/www\.example\.com\r\n/i);
+    assert.match(head!, /\r\nx-request-id: [\w-]+\r\n/i);
+    assert.match(head!, /\r\ntransfer-encoding: chunked(\r\n|$)/i);
     assert.match(writes[0]!, /\r\n\r\n[0-9a-f]+\r\nevent: meta\ndata: \{/, 'the headers went out with the meta event');
+    assert.match(writes.join(''), /\r\n0\r\n\r\n$/, 'the stream ended as a chunked body ends');
   });
 
   it('answers every request on a kept-alive connection after refusing a body that is too large', async () => {
