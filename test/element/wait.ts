@@ -1,24 +1,13 @@
+import { until } from '../support/until.js';
+
 /**
- * Waits until `predicate` holds (it may be async), looking every `interval` ms; fails naming `message` when it still
- * does not hold at a look taken once `timeout` ms have passed. The same call as @open-wc/testing's `waitUntil`, whose
- * timer can fail a wait whose condition came in time: when a loaded machine stalls the page past the deadline, that
- * timer and the look that would have seen the condition come due together, and the timer can go first. Here the
- * deadline is only ever read by a look, after it saw the condition still false.
+ * @open-wc/testing's `waitUntil` call, made by the wait of the Node suites (`until`). Theirs fails from a timer of its
+ * own, which can fail a wait whose condition came in time: when a loaded machine stalls the page past the deadline,
+ * that timer and the look that would have seen the condition come due together, and the timer can go first. `until`
+ * reads the deadline only after a look saw the condition still false.
  */
-export async function waitUntil(
+export const waitUntil = (
   predicate: () => unknown,
-  message?: string,
+  message = 'a condition',
   { interval = 50, timeout = 1000 }: { interval?: number; timeout?: number } = {},
-): Promise<void> {
-  // The caller's stack, for the error: the looks run on timers, which it would not name.
-  const { stack } = new Error();
-  const deadline = performance.now() + timeout;
-  while (!(await predicate())) {
-    if (performance.now() >= deadline) {
-      const error = new Error(message ? `Timeout: ${message}` : `waitUntil timed out after ${timeout}ms`);
-      error.stack = stack;
-      throw error;
-    }
-    await new Promise(resolve => setTimeout(resolve, interval));
-  }
-}
+): Promise<void> => until(async () => Boolean(await predicate()), message, { withinMs: timeout, everyMs: interval });

@@ -1,6 +1,7 @@
 /**
  * Waits until `check` holds (it may be async), looking every `everyMs`; throws naming `what` once `withinMs` passed.
- * The one wait on state of the Node suites: never a sleep for a fixed time.
+ * The one wait on state of the suites, the browser's too (through test/element/wait.ts): never a sleep for a fixed
+ * time.
  */
 export async function until(
   check: () => boolean | Promise<boolean>,
