@@ -4,7 +4,7 @@ import { until } from '../support/until.js';
  * @open-wc/testing's `waitUntil` call, made by the wait of the Node suites (`until`). Theirs fails from a timer of its
  * own, which can fail a wait whose condition came in time: when a loaded machine stalls the page past the deadline,
  * that timer and the look that would have seen the condition come due together, and the timer can go first. `until`
- * reads the deadline only after a look saw the condition still false.
+ * fails only on a look made a timer after the deadline passed, once the page's overdue timers have run.
  */
 export const waitUntil = (
   predicate: () => unknown,
