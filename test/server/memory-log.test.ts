@@ -49,6 +49,31 @@ describe('MemoryLog', () => {
     assert.equal(log.after(99)[0]!.data, delta('word99 '));
   });
 
+  it('gives what follows every place the same, from the latest pieces or from the joined ones', () => {
+    const log = new MemoryLog(3);
+    const appended: [string, string][] = [];
+    const add = (event: string, data: string) => {
+      log.append(event, data);
+      appended.push([event, data]);
+    };
+    const expected = () => appended.map(([event, data], i) => ({ id: `3-${i + 1}`, event, data, attempt: 3 }));
+    const check = (when: string) => {
+      for (let count = 0; count <= appended.length; count++)
+        assert.deepEqual(log.after(count), expected().slice(count), `after ${count}, ${when}`);
+    };
+    add('meta', '{"conversationId":"c"}');
+    for (let i = 0; i < 70; i++) {
+      add('delta', delta(`w${i} `));
+      if (i % 25 === 24) add('citations', `{"n":${i}}`);
+    }
+    check('under way');
+    log.seal();
+    check('packed');
+    add('delta', delta('after'));
+    add('done', '{}');
+    check('appended to once packed');
+  });
+
   it('is empty at first', () => {
     const log = new MemoryLog(1);
     assert.equal(log.last(), undefined);
