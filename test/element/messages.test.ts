@@ -359,7 +359,7 @@ describe('showSource', () => {
     expect([button.getAttribute('aria-expanded'), passages.hidden]).to.deep.equal(['true', false]);
     expect(document.activeElement).to.equal(button);
     expect(shipping!.classList.contains('highlight')).to.equal(true);
-    await waitUntil(() => !shipping!.classList.contains('highlight'), 'the highlight to go', { timeout: 5000 });
+    await waitUntil(() => !shipping!.classList.contains('highlight'), 'the highlight to go', { timeout: 10_000 });
     // A source with neither passages nor an address takes the focus itself.
     showSource(notes!);
     expect([document.activeElement, notes!.tabIndex]).to.deep.equal([notes, -1]);
