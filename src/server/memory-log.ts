@@ -1,11 +1,12 @@
 /**
  * @module
- * One attempt's log of a run, as `MemoryStore` keeps it for the replay window: compact, since a process holds the logs
- * of every reply of the last minutes. An event is not kept as an object with strings of its own (about 120 bytes for a
- * word of text) but as its data: a `delta`, whose data is `{"text":"…"}`, keeps only what is between the quotes, and
- * the deltas' texts are joined into one string, a line break between two (`JSON.stringify` never writes a raw line
- * break, so none is inside one). An event's id is its place in the log. A word then costs its own characters and one
- * more. Reading builds the events again, exactly as they were appended.
+ * One attempt's log of a run, as `MemoryStore` keeps it for the replay window, and as `RedisStore` keeps the events
+ * its instance appends to the runs it produces: compact, since a process holds the logs of every reply of the last
+ * minutes, or of every reply it streams. An event is not kept as an object with strings of its own (about 120 bytes
+ * for a word of text) but as its data: a `delta`, whose data is `{"text":"…"}`, keeps only what is between the quotes,
+ * and the deltas' texts are joined into one string, a line break between two (`JSON.stringify` never writes a raw line
+ * break, so none is inside one). An event's id is its place in the log, counted from `first`. A word then costs its
+ * own characters and one more. Reading builds the events again, exactly as they were appended.
  */
 
 /** An event as the store gives it (store.ts `LoggedEvent`). */
@@ -22,8 +23,10 @@ const deltaTail = '"}';
 const joinEvery = 32;
 
 export class MemoryLog {
-  /** The attempt whose events these are: an event's id is `<attempt>-<its place, from 1>`. */
+  /** The attempt whose events these are: an event's id is `<attempt>-<its place, from first>`. */
   readonly attempt: number;
+  /** The number in the first event's id: 1 for a log of the whole attempt, as `MemoryStore` numbers them. */
+  readonly first: number;
   /** The deltas' texts: strings of several joined, then the latest ones, not yet joined. */
   #joined: string[] = [];
   #pieces: string[] = [];
@@ -32,8 +35,9 @@ export class MemoryLog {
   /** The events that are not kept as a delta's text: their name and data, by place. */
   #others: Map<number, { event: string; data: string }> | undefined;
 
-  constructor(attempt: number) {
+  constructor(attempt: number, first = 1) {
     this.attempt = attempt;
+    this.first = first;
   }
 
   /** How many events the log holds. */
@@ -59,7 +63,7 @@ export class MemoryLog {
       }
       this.#pieces.push(data.slice(deltaHead.length, data.length - deltaTail.length));
     } else (this.#others ??= new Map()).set(place, { event, data });
-    return `${this.attempt}-${place + 1}`;
+    return `${this.attempt}-${this.first + place}`;
   }
 
   /** The events after the first `count`, oldest first. */
@@ -76,7 +80,7 @@ export class MemoryLog {
     const texts = recent ? this.#pieces : this.#texts();
     if (recent) delta -= joined;
     for (let place = from; place < this.#length; place++) {
-      const id = `${this.attempt}-${place + 1}`;
+      const id = `${this.attempt}-${this.first + place}`;
       const other = this.#others?.get(place);
       if (other) events.push({ id, event: other.event, data: other.data, attempt: this.attempt });
       else events.push({ id, event: 'delta', data: deltaHead + texts[delta++]! + deltaTail, attempt: this.attempt });

@@ -9,13 +9,13 @@
  * A producer appends the events of one read from the service in one script, one round trip, which publishes one
  * wake-up on the run's channel for the whole batch; between a reply's first text and its end, the appends of every
  * run an instance produces go to Redis together, every few milliseconds (`appendWindowMs`). Readers on the
- * producer's own instance need neither: the store keeps the newest events its producers appended (the log's tail,
- * consecutive in it while the lease is held) and wakes them in the process. A reader on another instance subscribes
- * to the run's channel while it follows (one subscriber connection per instance serves every such reader) and reads
- * the stream itself when woken. A stop is a key and a message on one channel per prefix that every instance listens
- * to; a producer's instance knows from the script that created its run whether a stop was already asked for, so that
- * looking costs no round trip, and a look at the stop keys of every producer it holds, in one command every few
- * seconds, makes up for a message lost.
+ * producer's own instance need neither: the store keeps the events its producers appended, compact (memory-log.ts;
+ * consecutive in the log, and its newest while the lease is held), and wakes them in the process. A reader on another
+ * instance subscribes to the run's channel while it follows (one subscriber connection per instance serves every such
+ * reader) and reads the stream itself when woken. A stop is a key and a message on one channel per prefix that every
+ * instance listens to; a producer's instance knows from the script that created its run whether a stop was already
+ * asked for, so that looking costs no round trip, and a look at the stop keys of every producer it holds, in one
+ * command every few seconds, makes up for a message lost.
  *
  * Every write that must be atomic is a Lua script. Scripts read the server's clock, never the instances'.
  * Redis Cluster is not supported (a script touches the keys of a run and of its conversation).
@@ -27,6 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
+import { MemoryLog } from './memory-log.js';
 import { pause } from './pause.js';
 import { StoreUnavailableError, parseEventId } from './store.js';
 import type {
@@ -186,15 +187,15 @@ interface LocalRun {
   leased: boolean;
   /** Whether this instance gave the lease up (with the run's last events, or by `releaseLease`). */
   released?: boolean;
-  /** The attempt of `events`; 0 when not known yet (a lease taken without the record). */
+  /** The attempt of `log`; 0 when not known yet (a lease taken without the record). */
   attempt: number;
   /**
-   * The newest events of the attempt's log, as this instance appended them: consecutive in the log, and while the
-   * lease is held, its newest. At most `tailLength`.
+   * The events of the attempt this instance appended, compact (memory-log.ts): consecutive in the log, and while the
+   * lease is held, its newest. None yet: undefined.
    */
-  events: LoggedEvent[];
-  /** The id of the event before `events[0]`; null when there is none in the attempt; undefined when not known. */
-  before: string | null | undefined;
+  log: MemoryLog | undefined;
+  /** Whether the log holds the attempt from its first event: this instance began the attempt. */
+  fromStart: boolean;
   /** Whether this instance appended text of the attempt: its next appends, but its end, wait for other runs'. */
   texted?: boolean;
   /** Whether a stop was asked for, as the run's script and the stop channel since told; undefined: ask Redis. */
@@ -220,8 +221,6 @@ interface Listener {
   stop(): void;
 }
 
-/** How many of a run's newest events the producer's instance keeps for its readers. */
-const tailLength = 64;
 /** How long a run's channel stays subscribed after its last reader, for the next wait of a reader that follows. */
 const followGraceMs = 2000;
 /** How often the stop keys of the runs this instance produces are looked at, in case a stop message was lost. */
@@ -416,30 +415,30 @@ export class RedisStore implements BackendStore {
       return null;
     }
     const ids = appended as string[];
-    const attempt = parseEventId(ids[0]!)![0];
+    const [attempt, first] = parseEventId(ids[0]!)!;
     let run = this.#local.get(id);
     if (run?.token !== leaseToken) {
       // A lease this instance held without knowing of it any more (its connection dropped meanwhile).
-      run = { token: leaseToken, leased: true, attempt, events: [], before: undefined, stop: undefined, epoch: -1 };
+      run = { token: leaseToken, leased: true, attempt, log: undefined, fromStart: false, stop: undefined, epoch: -1 };
       this.#local.set(id, run);
     }
-    if (run.attempt !== attempt) Object.assign(run, { attempt, events: [], before: undefined, texted: false });
+    if (run.attempt !== attempt) Object.assign(run, { attempt, log: undefined, fromStart: false, texted: false });
     run.texted ||= events.some(({ event }) => event === 'delta');
     run.leased = true;
     run.released = false;
-    ids.forEach((eventId, i) => {
-      // Frozen, so that readers share them rather than each getting a copy.
-      run.events.push(Object.freeze({ id: eventId, event: events[i]!.event, data: events[i]!.data, attempt }));
-    });
-    const over = run.events.length - tailLength;
-    if (over > 0) run.before = run.events.splice(0, over).at(-1)!.id;
+    if (run.log && run.log.first + run.log.length !== first) {
+      // Not what follows the log (it cannot be while the lease is held): what came between is not known.
+      Object.assign(run, { log: undefined, fromStart: false });
+    }
+    run.log ??= new MemoryLog(attempt, first);
+    for (const { event, data } of events) run.log.append(event, data);
     if (release) this.#released(id, run);
     this.#wake(this.#readers, id);
     return ids;
   }
 
   /**
-   * The events after `after`, from the tail this instance keeps when it produces the run, else from the stream. A
+   * The events after `after`, from the log this instance keeps when it produces the run, else from the stream. A
    * wait listens from before it looks, so that nothing appended while it looks is missed: in the process for a run
    * this instance produces, on the run's channel for another.
    */
@@ -460,7 +459,7 @@ export class RedisStore implements BackendStore {
       if (found.length) return found;
       const woken = await listener.wait(waitMs, signal);
       if (signal?.aborted) return [];
-      // After a timeout, from the stream: the tail is not trusted for longer than it takes to hear of a change.
+      // After a timeout, from the stream: the log is not trusted for longer than it takes to hear of a change.
       return (woken ? this.#cached(id, after) : undefined) ?? (await this.#eventsAfter(id, after));
     } finally {
       listener.stop();
@@ -471,8 +470,8 @@ export class RedisStore implements BackendStore {
   async lastEvent(id: string): Promise<LoggedEvent | undefined> {
     const run = this.#local.get(id);
     if (run?.leased && run.attempt && this.#client.isReady) {
-      if (run.events.length) return run.events.at(-1);
-      if (run.before === null) return undefined;
+      if (run.log?.length) return run.log.last();
+      if (run.fromStart) return undefined;
     }
     const entries = (await this.#command(['XREVRANGE', this.#key('log', id), '+', '-', 'COUNT', '1'])) as Reply[];
     return entries.map(toEvent)[0];
@@ -615,8 +614,8 @@ export class RedisStore implements BackendStore {
       token,
       leased: true,
       attempt,
-      events: [],
-      before: attempt ? null : undefined,
+      log: undefined,
+      fromStart: attempt > 0,
       stop,
       epoch: found?.epoch ?? -1,
     });
@@ -624,7 +623,7 @@ export class RedisStore implements BackendStore {
 
   /**
    * Notes the run's lease as given up. The run is kept a moment, for the readers about to read its last events, but
-   * its tail is not trusted to be the newest any more.
+   * its log is not trusted to be the newest any more.
    */
   #released(id: string, run: LocalRun) {
     run.leased = false;
@@ -648,28 +647,26 @@ export class RedisStore implements BackendStore {
   }
 
   /**
-   * The events after `after` as the tail of a run this instance produces holds them (none when the reader is at its
-   * end and the lease is held); undefined when the tail cannot tell, and the stream is read.
+   * The events after `after` as the log of a run this instance produces holds them (none when the reader is at its
+   * end and the lease is held); undefined when the log cannot tell, and the stream is read.
    */
   #cached(id: string, after: string | null): LoggedEvent[] | undefined {
     const run = this.#local.get(id);
     if (!run?.attempt || !this.#client.isReady) return undefined;
-    const { events } = run;
+    const { log } = run;
     const from = after === null ? undefined : parseEventId(after);
-    let start: number;
+    // How many of the log's events the reader has.
+    let count: number;
     if (!from || from[0] < run.attempt) {
       // From the attempt's start.
-      if (run.before !== null) return undefined;
-      start = 0;
+      if (!run.fromStart) return undefined;
+      count = 0;
     } else if (from[0] > run.attempt) return undefined;
-    else if (after === run.before) start = 0;
     else {
-      let i = events.length - 1;
-      while (i >= 0 && events[i]!.id !== after) i--;
-      if (i < 0) return undefined;
-      start = i + 1;
+      count = log ? from[1] - log.first + 1 : 0;
+      if (!log || count < 1 || count > log.length) return undefined;
     }
-    if (start < events.length) return events.slice(start);
+    if (log && count < log.length) return log.after(count);
     return run.leased ? [] : undefined;
   }
 

@@ -74,6 +74,13 @@ describe('MemoryLog', () => {
     check('appended to once packed');
   });
 
+  it('numbers its events from the place it is told, as a log that starts where the stream’s ids do', () => {
+    const log = new MemoryLog(4, 0);
+    assert.deepEqual([log.append('meta', '{}'), log.append('delta', delta('a'))], ['4-0', '4-1']);
+    assert.deepEqual(log.after(1), [{ id: '4-1', event: 'delta', data: delta('a'), attempt: 4 }]);
+    assert.equal(log.first, 0);
+  });
+
   it('is empty at first', () => {
     const log = new MemoryLog(1);
     assert.equal(log.last(), undefined);

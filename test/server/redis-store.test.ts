@@ -320,6 +320,29 @@ describe('RedisStore, round trips', () => {
     assert.equal(counted.xrevrange, undefined);
   });
 
+  it('reads a run it produces back from its own memory, from any place, exactly as the stream holds it', async () => {
+    const { a, b } = await pair();
+    await a.createRun('r', record(), window);
+    const appended = [
+      { event: 'meta', data: '{"conversationId":"c"}' },
+      ...Array.from({ length: 150 }, (_, i) => ({ event: 'delta', data: JSON.stringify({ text: `w${i} "q" \\ ` }) })),
+      { event: 'delta', data: '{"text":"a","other":"b"}' },
+      { event: 'citations', data: '{"citations":[]}' },
+    ];
+    const ids: string[] = [];
+    for (let i = 0; i < appended.length; i += 10) {
+      ids.push(...(await a.appendEvents('r', appended.slice(i, i + 10), 'a', 60_000))!);
+    }
+    await reset();
+    const expected = appended.map((e, i) => ({ id: ids[i]!, ...e, attempt: 1 }));
+    const read = (store: RedisStore, after: string | null) => store.readEvents('r', after, { waitMs: 0 });
+    assert.deepEqual(await read(a, null), expected, 'from the start');
+    assert.deepEqual(await read(a, ids[70]!), expected.slice(71), 'from the middle');
+    assert.deepEqual(await read(a, ids.at(-1)!), [], 'at the end');
+    assert.equal((await calls()).xrange, undefined, 'the stream was not read');
+    assert.deepEqual(await read(b, ids[70]!), expected.slice(71), 'as another instance reads it from the stream');
+  });
+
   it('follows a run of another instance on one subscription, however many waits it takes', async () => {
     const { a, b } = await pair();
     await a.createRun('r', record(), window);
