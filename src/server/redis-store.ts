@@ -663,8 +663,9 @@ export class RedisStore implements BackendStore {
       count = 0;
     } else if (from[0] > run.attempt) return undefined;
     else {
+      // The ids of an attempt follow one another: a reader at the event before the log's first reads all of it.
       count = log ? from[1] - log.first + 1 : 0;
-      if (!log || count < 1 || count > log.length) return undefined;
+      if (!log || count < 0 || count > log.length) return undefined;
     }
     if (log && count < log.length) return log.after(count);
     return run.leased ? [] : undefined;

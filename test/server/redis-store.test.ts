@@ -248,7 +248,7 @@ describe('RedisStore, round trips', () => {
     await own.stop();
   });
 
-  /** Two instances of the backend on that Redis: `a` produces, `b` is another instance. */
+  /** Two instances of the backend on that Redis: `a` produces, `b` is another instance; `another` makes one more. */
   async function pair() {
     const prefix = `rt${++prefixes}:`;
     const make = async () => {
@@ -257,7 +257,7 @@ describe('RedisStore, round trips', () => {
       await until(() => answers(store), 'the store to answer');
       return store;
     };
-    return { a: await make(), b: await make(), prefix };
+    return { a: await make(), b: await make(), prefix, another: make };
   }
 
   /** The calls of each command since the last `reset()`, as Redis counts them. */
@@ -341,6 +341,52 @@ describe('RedisStore, round trips', () => {
     assert.deepEqual(await read(a, ids.at(-1)!), [], 'at the end');
     assert.equal((await calls()).xrange, undefined, 'the stream was not read');
     assert.deepEqual(await read(b, ids[70]!), expected.slice(71), 'as another instance reads it from the stream');
+  });
+
+  it('reads what the stream holds on the producing instance too, after a restart, other appends and another lease', async () => {
+    const { a, b, prefix, another } = await pair();
+    // Reads the stream: it appends nothing.
+    const reader = await another();
+    await a.createRun('r', record(), window);
+    let n = 0;
+    const append = (store: RedisStore, token: string, count: number, release = false) =>
+      store.appendEvents(
+        'r',
+        Array.from({ length: count }, () => ({ event: 'delta', data: JSON.stringify({ text: `w${++n} ` }) })),
+        token,
+        60_000,
+        { release },
+      );
+    // Each read of `a`, which produces the run, against the same read of the stream by `reader`.
+    const same = async (when: string) => {
+      const ids = (await reader.readEvents('r', null, { waitMs: 0 })).map(event => event.id);
+      for (const after of [null, '1-0', '1-5', '2-0', '2-1', '3-0', '4-0', ...ids]) {
+        const read = (store: RedisStore) => store.readEvents('r', after, { waitMs: 0 });
+        assert.deepEqual(await read(a), await read(reader), `after ${after}, ${when}`);
+      }
+      assert.deepEqual(await a.lastEvent('r'), await reader.lastEvent('r'), `the last event, ${when}`);
+    };
+    await append(a, 'a', 12);
+    assert.equal(await a.restartRun('r', { ...record(), attempt: 2 }, 'a', 60_000), true);
+    await append(a, 'a', 40);
+    await same('restarted');
+    // Another instance appends under a lease of its own, then `a` under its own again: a gap in what `a` appended.
+    await admin.set(`${prefix}lease:r`, 'b');
+    await append(b, 'b', 3);
+    await admin.set(`${prefix}lease:r`, 'a');
+    await append(a, 'a', 5);
+    await same('after a gap');
+    // A lease `a` holds under another token, then given up with the last events.
+    await admin.set(`${prefix}lease:r`, 'c');
+    await append(a, 'c', 2);
+    await same('under another token');
+    // Another instance begins a new attempt under that lease, and appends to it first.
+    assert.equal(await b.restartRun('r', { ...record(), attempt: 3 }, 'c', 60_000), true);
+    await append(b, 'c', 2);
+    await append(a, 'c', 2);
+    await same('in an attempt another instance began');
+    await append(a, 'c', 1, true);
+    await same('released');
   });
 
   it('follows a run of another instance on one subscription, however many waits it takes', async () => {
