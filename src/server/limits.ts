@@ -9,13 +9,26 @@ import type { Ctx } from './env.js';
 import { HttpError } from './errors.js';
 import type { Admission } from './producer.js';
 import { MemoryStore, StoreUnavailableError } from './store.js';
-import type { BackendStore } from './store.js';
+import type { BackendStore, RunAdmission, RunRefusal } from './store.js';
 
 /** The refusal of a request past its limit, given the seconds until the window resets. */
 export type Refusal = (retryAfter: number) => HttpError;
 
 const tooManyRequests: Refusal = retryAfter =>
   new HttpError(429, 'rate_limited', 'Too many requests. Try again shortly.', { retryAfter });
+
+const tooManyReplies = () =>
+  new HttpError(429, 'rate_limited', 'Too many replies at once. Wait for one to finish.', { retryAfter: 1 });
+
+/** A message's admission as a store takes it with the run's creation (`BackendStore.createAdmittedRun`). */
+export interface AdmissionPlan {
+  /** What the store counts and takes. */
+  admission: RunAdmission;
+  /** The admission once the store took it: its slot renewed and given back. */
+  granted(): Admission;
+  /** The error a refusal is answered with. */
+  refusal(refused: RunRefusal): HttpError;
+}
 
 export class Limiter {
   readonly #store: BackendStore;
@@ -52,20 +65,29 @@ export class Limiter {
    * with its own (every third of it); the slot of an instance that died comes back by itself two leases later.
    */
   async replySlot(sub: string): Promise<Admission> {
-    const key = `streams:${sub}`;
-    const token = crypto.randomUUID();
-    const slotTtlMs = 2 * this.#settings.leaseMs;
-    if (!(await this.#store.acquireSlot(key, token, this.#settings.limits.concurrentStreamsPerUser, slotTtlMs))) {
-      throw new HttpError(429, 'rate_limited', 'Too many replies at once. Wait for one to finish.', {
-        retryAfter: 1,
-      });
-    }
+    const slot = this.#slot(sub);
+    if (!(await this.#store.acquireSlot(slot.key, slot.token, slot.limit, slot.ttlMs))) throw tooManyReplies();
+    return this.#held(slot);
+  }
+
+  /** A new slot of the user's, to take. */
+  #slot(sub: string): RunAdmission['slot'] {
+    return {
+      key: `streams:${sub}`,
+      token: crypto.randomUUID(),
+      limit: this.#settings.limits.concurrentStreamsPerUser,
+      ttlMs: 2 * this.#settings.leaseMs,
+    };
+  }
+
+  /** The admission a slot taken stands for: renewed with the reply's lease, and given back once. */
+  #held({ key, token, ttlMs }: RunAdmission['slot']): Admission {
     let released = false;
     return {
       renew: async () => {
         // A slot lost while the store was away is taken again: the reply it stands for is still being produced.
-        if (!(await this.#store.renewSlot(key, token, slotTtlMs))) {
-          await this.#store.acquireSlot(key, token, Number.MAX_SAFE_INTEGER, slotTtlMs);
+        if (!(await this.#store.renewSlot(key, token, ttlMs))) {
+          await this.#store.acquireSlot(key, token, Number.MAX_SAFE_INTEGER, ttlMs);
         }
       },
       release: async () => {
@@ -98,6 +120,24 @@ export class Limiter {
       throw error;
     }
     return slot;
+  }
+
+  /**
+   * `message`'s admission, for a store that counts and takes it as it creates the run (`createAdmittedRun`): the same
+   * windows and slot, refused the same way. Where the store is away, the run is not created and the message refused
+   * with a 503, as it would be without it.
+   */
+  messageAdmission(sub: string, c: Ctx): AdmissionPlan {
+    const { messagesPerUserPerMinute, messagesPerIpPerMinute } = this.#settings.limits;
+    const ip = this.clientIp(c);
+    const windows = [{ key: `message:user:${sub}`, windowMs: 60_000, limit: messagesPerUserPerMinute }];
+    if (ip) windows.push({ key: `message:ip:${ip}`, windowMs: 60_000, limit: messagesPerIpPerMinute });
+    const slot = this.#slot(sub);
+    return {
+      admission: { windows, slot },
+      granted: () => this.#held(slot),
+      refusal: refused => ('slot' in refused ? tooManyReplies() : tooManyRequests(refused.resetMs / 1000)),
+    };
   }
 
   /** The client's address: the hook's, the socket's, or the one the trusted proxies in front of us recorded. */

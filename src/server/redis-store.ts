@@ -31,11 +31,13 @@ import { MemoryLog } from './memory-log.js';
 import { pause } from './pause.js';
 import { StoreUnavailableError, parseEventId } from './store.js';
 import type {
+  AdmittedRun,
   BackendStore,
   CreateRunOptions,
   CreatedRun,
   LoggedEvent,
   NewEvent,
+  RunAdmission,
   RunRecord,
   WindowHit,
 } from './store.js';
@@ -88,22 +90,46 @@ const now = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + m
 const extend = (key: string, ms: string) =>
   `if redis.call('PTTL', ${key}) < tonumber(${ms}) then redis.call('PEXPIRE', ${key}, ${ms}) end`;
 
+/** Counts one hit in the window `key` of `ms`: sets `count`, and `ttl` (ms until the window resets). */
+const countHit = (key: string, ms: string) => `
+    local count = redis.call('INCR', ${key})
+    local ttl = redis.call('PTTL', ${key})
+    if ttl < 0 then redis.call('PEXPIRE', ${key}, ${ms}); ttl = tonumber(${ms}) end`;
+/** Takes one of `limit` slots of `key` for `token` for `ms`, or returns `full` when all are taken. */
+const takeSlot = (key: string, token: string, limit: string, ms: string, full: string) => `
+    ${now}
+    redis.call('ZREMRANGEBYSCORE', ${key}, '-inf', now)
+    if not redis.call('ZSCORE', ${key}, ${token}) and redis.call('ZCARD', ${key}) >= tonumber(${limit}) then
+      return ${full}
+    end
+    redis.call('ZADD', ${key}, now + tonumber(${ms}), ${token})
+    ${extend(key, ms)}`;
+/**
+ * Creates a run unless its record exists (then returns it). KEYS 1 to 5: record, lease, conversation's runs, log,
+ * stop. ARGV 1 to 6: record, ttlMs, token, leaseMs, perConversation, run id. Once created, returns whether a stop was
+ * asked for, 1 or 0. `admit` runs between the look and the creation.
+ */
+const createRunLua = (admit = '') => `
+    local existing = redis.call('GET', KEYS[1])
+    if existing then return existing end
+    ${admit}
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+    redis.call('DEL', KEYS[4])
+    local t = redis.call('TIME')
+    redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[6])
+    redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[5]) + 1))
+    redis.call('PEXPIRE', KEYS[3], ARGV[2])
+    return redis.call('EXISTS', KEYS[5])`;
+
 const scripts = {
   // KEYS: window. ARGV: windowMs. Returns {count, ms until reset}.
   hit: script(`
-    local count = redis.call('INCR', KEYS[1])
-    local ttl = redis.call('PTTL', KEYS[1])
-    if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+    ${countHit('KEYS[1]', 'ARGV[1]')}
     return {count, ttl}`),
   // KEYS: slots. ARGV: token, limit, ttlMs.
   acquireSlot: script(`
-    ${now}
-    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-    if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
-      return 0
-    end
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-    ${extend('KEYS[1]', 'ARGV[3]')}
+    ${takeSlot('KEYS[1]', 'ARGV[1]', 'ARGV[2]', 'ARGV[3]', '0')}
     return 1`),
   // KEYS: slots. ARGV: token, ttlMs.
   renewSlot: script(`
@@ -113,19 +139,22 @@ const scripts = {
     redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
     ${extend('KEYS[1]', 'ARGV[2]')}
     return 1`),
-  // KEYS: record, lease, conversation's runs, log, stop. ARGV: record, ttlMs, token, leaseMs, perConversation, run id.
-  // Returns the record that stands when there is one; else (created) whether a stop was asked for, 1 or 0.
-  createRun: script(`
-    local existing = redis.call('GET', KEYS[1])
-    if existing then return existing end
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-    redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
-    redis.call('DEL', KEYS[4])
-    local t = redis.call('TIME')
-    redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[6])
-    redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[5]) + 1))
-    redis.call('PEXPIRE', KEYS[3], ARGV[2])
-    return redis.call('EXISTS', KEYS[5])`),
+  // See createRunLua.
+  createRun: script(createRunLua()),
+  // createRun's KEYS and ARGV, then KEYS: slots, and a window each; ARGV: the slot's token, limit and ttlMs, then each
+  // window's windowMs and limit. A run not created yet is refused with {'window', place from 0, ms until it resets}
+  // past a window's limit, or {'slot'} when no slot is free.
+  createAdmittedRun: script(
+    createRunLua(`
+    local refused = false
+    for i = 7, #KEYS do
+      local at = 10 + (i - 7) * 2
+      ${countHit('KEYS[i]', 'ARGV[at]')}
+      if not refused and count > tonumber(ARGV[at + 1]) then refused = {'window', i - 7, ttl} end
+    end
+    if refused then return refused end
+    ${takeSlot('KEYS[6]', 'ARGV[7]', 'ARGV[8]', 'ARGV[9]', "{'slot'}")}`),
+  ),
   // KEYS: conversation's runs. ARGV: the prefix of record keys. The ids whose record still exists, oldest first.
   listRuns: script(`
     local live = {}
@@ -329,8 +358,34 @@ export class RedisStore implements BackendStore {
   }
 
   async createRun(id: string, record: RunRecord, options: CreateRunOptions): Promise<CreatedRun> {
-    const { ttlMs, perConversation, lease } = options;
-    const keys = [
+    return (await this.#createRun(scripts.createRun, id, record, options)) as CreatedRun;
+  }
+
+  async createAdmittedRun(
+    id: string,
+    record: RunRecord,
+    options: CreateRunOptions,
+    { windows, slot }: RunAdmission,
+  ): Promise<AdmittedRun> {
+    return this.#createRun(
+      scripts.createAdmittedRun,
+      id,
+      record,
+      options,
+      [this.#key('slots', slot.key), ...windows.map(({ key }) => this.#key('hit', key))],
+      [slot.token, slot.limit, slot.ttlMs, ...windows.flatMap(({ windowMs, limit }) => [windowMs, limit])],
+    );
+  }
+
+  async #createRun(
+    how: Script,
+    id: string,
+    record: RunRecord,
+    { ttlMs, perConversation, lease }: CreateRunOptions,
+    keys: string[] = [],
+    args: (string | number)[] = [],
+  ): Promise<AdmittedRun> {
+    const runKeys = [
       this.#key('run', id),
       this.#key('lease', id),
       this.#key('runs', record.conversationId),
@@ -338,15 +393,16 @@ export class RedisStore implements BackendStore {
       this.#key('stop', id),
     ];
     const before = this.#stopState();
-    const answer = await this.#run(scripts.createRun, keys, [
-      JSON.stringify(record),
-      ttlMs,
-      lease.token,
-      lease.ttlMs,
-      perConversation,
-      id,
-    ]);
+    const answer = await this.#run(
+      how,
+      [...runKeys, ...keys],
+      [JSON.stringify(record), ttlMs, lease.token, lease.ttlMs, perConversation, id, ...args],
+    );
     if (typeof answer === 'string') return { record: JSON.parse(answer) as RunRecord, created: false };
+    if (Array.isArray(answer)) {
+      const [by, place, resetMs] = answer as [string, number?, number?];
+      return { refused: by === 'slot' ? { slot: true } : { window: place!, resetMs: resetMs! } };
+    }
     this.#hold(id, lease.token, record.attempt, { ...before, stop: answer === 1 });
     return { record: { ...record }, created: true };
   }

@@ -20,7 +20,8 @@ import { Halt, produce } from './producer.js';
 import type { Admission, Background, ProducerOptions, RunLimits } from './producer.js';
 import { fold, isTerminal, runId, statusOf, viewOf } from './run-log.js';
 import type { LogEvents } from './run-log.js';
-import type { BackendStore, LoggedEvent, RunRecord } from './store.js';
+import type { AdmissionPlan } from './limits.js';
+import type { BackendStore, CreatedRun, LoggedEvent, RunRecord } from './store.js';
 
 export type { Admission, Background, RunLimits } from './producer.js';
 
@@ -36,8 +37,11 @@ export interface RunRef {
   key: string;
 }
 
-/** Admission for a new producer (rate limits, a reply slot): throws when refused. */
-export type Admit = () => Promise<Admission>;
+/**
+ * Admission for a new producer (rate limits, a reply slot): throws when refused. `plan`: the same admission, for a
+ * store that takes it as it creates the run (`BackendStore.createAdmittedRun`).
+ */
+export type Admit = (() => Promise<Admission>) & { plan?: () => AdmissionPlan };
 
 const newToken = () => crypto.randomUUID();
 
@@ -88,44 +92,66 @@ export class Runs {
     resentAt?: number,
   ): Promise<{ record: RunRecord; accepted: Promise<void> }> {
     const id = runId(ref);
+    if (admit.plan && this.#store.createAdmittedRun && !this.#draining) {
+      // Looked for, admitted and created in one step of the store; a run found is answered as below.
+      return this.#start(() => this.#create(id, ref, message, admit, background, resentAt));
+    }
     const record = await this.#store.getRun(id);
-    if (record && record.owner !== ref.owner) throw runNotFound();
-    if (record && record.message !== message) {
+    if (!record) return this.#start(() => this.#create(id, ref, message, admit, background, resentAt));
+    return this.#found(id, record, ref, message, admit, background);
+  }
+
+  /** A run that exists, for a message sent with its key: the visitor's and the same message, else refused. */
+  #found(id: string, record: RunRecord, ref: RunRef, message: string, admit: Admit, background: Background) {
+    if (record.owner !== ref.owner) throw runNotFound();
+    if (record.message !== message) {
       throw new HttpError(409, 'duplicate_request', 'This Idempotency-Key was sent with another message.', {
         retryable: false,
       });
     }
-    if (!record) return this.#start(() => this.#create(id, ref, message, admit, background, resentAt));
     return this.#attach(id, record, admit, background);
   }
 
-  /** A run that does not exist yet: created with its producer's lease, or found when another request won. */
+  /**
+   * A run that does not exist yet (as far as `send` knows): admitted and created with its producer's lease, or found
+   * when it exists after all (another request won).
+   */
   async #create(id: string, ref: RunRef, message: string, admit: Admit, background: Background, resentAt?: number) {
-    const admission = await admit();
     const now = Date.now();
     const token = newToken();
     // A message sent before keeps its first time, from which its reply is looked for in the history.
     const createdAt = Math.min(resentAt ?? now, now);
     const fresh: RunRecord = { ...ref, message, createdAt, attempt: 1, attemptedAt: now };
-    const created = await this.#store
-      .createRun(id, fresh, {
-        ttlMs: this.#limits.replayWindowMs,
-        perConversation: this.#limits.runsPerConversation,
-        lease: { token, ttlMs: this.#leaseMs },
-      })
-      .catch(async error => {
-        await admission.release();
+    const options = {
+      ttlMs: this.#limits.replayWindowMs,
+      perConversation: this.#limits.runsPerConversation,
+      lease: { token, ttlMs: this.#leaseMs },
+    };
+    let admission: Admission | undefined;
+    let created: CreatedRun;
+    const plan = admit.plan && this.#store.createAdmittedRun ? admit.plan() : undefined;
+    if (plan) {
+      const answer = await this.#store.createAdmittedRun!(id, fresh, options, plan.admission);
+      if ('refused' in answer) throw plan.refusal(answer.refused);
+      created = answer;
+      if (created.created) admission = plan.granted();
+    } else {
+      admission = await admit();
+      const taken = admission;
+      created = await this.#store.createRun(id, fresh, options).catch(async error => {
+        await taken.release();
         throw error;
       });
+    }
     if (created.created) {
       const historyCitations = resentAt === undefined ? null : [];
       return {
         record: created.record,
-        accepted: this.#produce(id, created.record, token, admission, historyCitations, background),
+        accepted: this.#produce(id, created.record, token, admission!, historyCitations, background),
       };
     }
-    await admission.release();
-    return this.#attach(id, created.record, admit, background);
+    await admission?.release();
+    return this.#found(id, created.record, ref, message, admit, background);
   }
 
   /** An existing run: found running or done, refused again, or restarted. */

@@ -134,6 +134,22 @@ export interface CreatedRun {
   created: boolean;
 }
 
+/**
+ * What a new run is admitted by (a message's rate limits and reply slot), for a store that counts and takes it in the
+ * step that creates the run (`createAdmittedRun`).
+ */
+export interface RunAdmission {
+  /** The windows to count one hit in, as `hit` does; past `limit` hits, the run is refused. */
+  windows: readonly { key: string; windowMs: number; limit: number }[];
+  /** The reply slot to take, as `acquireSlot` does. */
+  slot: { key: string; token: string; limit: number; ttlMs: number };
+}
+
+/** Why a new run was not admitted: the first window past its limit (its place and when it resets), or no free slot. */
+export type RunRefusal = { window: number; resetMs: number } | { slot: true };
+
+export type AdmittedRun = CreatedRun | { refused: RunRefusal };
+
 export interface BackendStore extends RunStore {
   /** Counts one hit on `key` in a fixed window of `windowMs`. */
   hit(key: string, windowMs: number): Promise<WindowHit>;
@@ -146,6 +162,19 @@ export interface BackendStore extends RunStore {
   renewSlot(key: string, token: string, ttlMs: number): Promise<boolean>;
   /** Gives back the slot `token` holds. */
   releaseSlot(key: string, token: string): Promise<void>;
+  /**
+   * `createRun` with the new run's admission in the same step (for a shared store, one round trip instead of three: the
+   * record looked for, the windows and the slot, the run created). A run that exists is answered as `createRun`
+   * answers, with nothing counted or taken. Otherwise one hit is counted in each window; past a window's limit, or with
+   * no slot free, the run is refused and not created (its hits stay counted, as separate `hit`s would be, and no slot
+   * is taken); else the slot is taken and the run created. Optional: without it, a run is admitted, then created.
+   */
+  createAdmittedRun?(
+    id: string,
+    record: RunRecord,
+    options: CreateRunOptions,
+    admission: RunAdmission,
+  ): Promise<AdmittedRun>;
   /** Resolves when the store answers; rejects with a StoreUnavailableError when it does not. */
   ping(): Promise<void>;
   /** Lets go of connections; the store is not used afterwards. */
@@ -193,6 +222,10 @@ export class MemoryStore implements BackendStore {
   }
 
   async hit(key: string, windowMs: number): Promise<WindowHit> {
+    return this.#hit(key, windowMs);
+  }
+
+  #hit(key: string, windowMs: number): WindowHit {
     this.#sweep();
     const now = this.#now();
     let entry = this.#windows.get(key);
@@ -205,6 +238,10 @@ export class MemoryStore implements BackendStore {
   }
 
   async acquireSlot(key: string, token: string, limit: number, ttlMs: number): Promise<boolean> {
+    return this.#acquireSlot(key, token, limit, ttlMs);
+  }
+
+  #acquireSlot(key: string, token: string, limit: number, ttlMs: number): boolean {
     const holders = this.#holders(key);
     if (holders.size >= limit) return false;
     holders.set(token, this.#now() + ttlMs);
@@ -229,7 +266,26 @@ export class MemoryStore implements BackendStore {
 
   async close(): Promise<void> {}
 
-  async createRun(id: string, record: RunRecord, { ttlMs, perConversation, lease }: CreateRunOptions) {
+  async createRun(id: string, record: RunRecord, options: CreateRunOptions): Promise<CreatedRun> {
+    return this.#createRun(id, record, options);
+  }
+
+  async createAdmittedRun(
+    id: string,
+    record: RunRecord,
+    options: CreateRunOptions,
+    { windows, slot }: RunAdmission,
+  ): Promise<AdmittedRun> {
+    const existing = this.#run(id);
+    if (existing) return { record: { ...existing.record }, created: false };
+    const hits = windows.map(({ key, windowMs }) => this.#hit(key, windowMs));
+    const past = hits.findIndex((hit, i) => hit.count > windows[i]!.limit);
+    if (past >= 0) return { refused: { window: past, resetMs: hits[past]!.resetMs } };
+    if (!this.#acquireSlot(slot.key, slot.token, slot.limit, slot.ttlMs)) return { refused: { slot: true } };
+    return this.#createRun(id, record, options);
+  }
+
+  #createRun(id: string, record: RunRecord, { ttlMs, perConversation, lease }: CreateRunOptions): CreatedRun {
     this.#sweep();
     const existing = this.#run(id);
     if (existing) return { record: { ...existing.record }, created: false };

@@ -22,7 +22,8 @@
 //   default.
 //
 // `BENCH_BEFORE=<dir>` adds the backend of another checkout (its dist/server/cli.js, built) beside this one's, with
-// the same clients in the same run: a before-and-after of a change. `BENCH_NODE_FLAGS` are given to the backend's
+// the same clients in the same run: a before-and-after of a change, on its memory store, or on Redis with
+// `BENCH_BEFORE_STORE=redis`. `BENCH_NODE_FLAGS` are given to the backend's
 // node: a V8 setting tried beside the shipped one, in a run of its own.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -39,6 +40,7 @@ const streams = Number(process.env.BENCH_STREAMS ?? 2000);
 const attempts = Number(process.env.BENCH_ATTEMPTS ?? 3);
 const tables = new Set((process.env.BENCH_BACKEND ?? 'latency,held').split(','));
 const before = process.env.BENCH_BEFORE;
+const beforeStore = process.env.BENCH_BEFORE_STORE ?? 'memory';
 const concurrency = 8;
 /**
  * The held-open bursts wait as long as the proxy does for the service's answer: 2,000 requests at once keep the
@@ -463,6 +465,7 @@ export async function backendBench(): Promise<BackendTables> {
       visitors: number,
     ) => Promise<Target>;
     const redisPath = 'backend, Redis store';
+    const onRedis = (path: string) => path.endsWith('Redis store');
     const ofBackend: Make = (server, _service, _personaId, count, visitors) => backendTarget(server, count, visitors);
     const paths: [string, Begin, Make][] = [
       ['bare node:http proxy', service => start(['proxy', service.url]), proxyTarget],
@@ -475,8 +478,12 @@ export async function backendBench(): Promise<BackendTables> {
     if (redis instanceof Error) out.latency.push({ path: `${redisPath}: not measured (${redis.message})` });
     else
       paths.push([redisPath, (service, id, flags) => startBackend('.', service.url, id, redis.url, flags), ofBackend]);
-    // The other checkout on the memory store only, beside this one's: its Redis row would make the run much longer.
-    if (before) {
+    // The other checkout on one store only (`BENCH_BEFORE_STORE`), beside this one's: both would make the run much
+    // longer.
+    if (before && beforeStore === 'redis' && !(redis instanceof Error)) {
+      const begin: Begin = (service, id, flags) => startBackend(before, service.url, id, redis.url, flags);
+      paths.push([`backend before (${before}), Redis store`, begin, ofBackend]);
+    } else if (before) {
       const begin: Begin = (service, id, flags) => startBackend(before, service.url, id, undefined, flags);
       paths.splice(2, 0, [`backend before (${before}), memory store`, begin, ofBackend]);
     }
@@ -529,7 +536,7 @@ export async function backendBench(): Promise<BackendTables> {
           const peaks: { failed: number; peakMb: number }[] = [];
           for (let attempt = 1; attempt <= attempts; attempt++) {
             const average = loadAverage();
-            const redisPid = path === redisPath && !(redis instanceof Error) ? redis.pid : undefined;
+            const redisPid = onRedis(path) && !(redis instanceof Error) ? redis.pid : undefined;
             const row = await burst(server, service, target, message, redisPid);
             peaks.push(row);
             const ratio = floor.length ? (row.peakMb / floor[attempt - 1]!).toFixed(2) : '';
@@ -571,7 +578,7 @@ export async function backendBench(): Promise<BackendTables> {
     const proxyPeaks = heldBursts.get(paths[0]![0]);
     for (const [path] of paths.slice(1)) {
       const cpu = cpuPerMessage.get(path);
-      const bound = path === redisPath ? 4 : 2.5;
+      const bound = onRedis(path) ? 4 : 2.5;
       if (cpu !== undefined && proxyCpu) {
         out.targets.push({
           target: `${path}: server CPU per message ≤ ${bound} × the proxy's (the median of the rounds' ratios)`,
@@ -581,7 +588,7 @@ export async function backendBench(): Promise<BackendTables> {
       }
       const memory = firstDelta.get(paths[1]![0]);
       const own = firstDelta.get(path);
-      if (path === redisPath && memory && own) {
+      if (onRedis(path) && memory && own) {
         const [p50, p99] = [own[0] - memory[0], own[1] - memory[1]];
         out.targets.push({
           target: `${path}: first delta within +1 ms p50 / +10 ms p99 of the memory store's`,

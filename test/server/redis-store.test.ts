@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { createClient } from '@redis/client';
 import { RedisStore } from '../../src/server/redis-store.js';
 import { StoreUnavailableError } from '../../src/server/store.js';
+import type { CreatedRun } from '../../src/server/store.js';
 import { startRedis } from '../support/redis.js';
 import { until } from '../support/until.js';
 import type { RedisServer } from '../support/redis.js';
@@ -271,6 +272,26 @@ describe('RedisStore, round trips', () => {
   }
   const reset = () => admin.configResetStat();
   const events = (...names: string[]) => names.map((event, i) => ({ event, data: JSON.stringify({ i }) }));
+
+  it('looks a new run up, counts its windows, takes its slot and creates it in one script', async () => {
+    const { a } = await pair();
+    await reset();
+    const admission = {
+      windows: [
+        { key: 'message:user:anon_a', windowMs: 60_000, limit: 5 },
+        { key: 'message:ip:203.0.113.7', windowMs: 60_000, limit: 5 },
+      ],
+      slot: { key: 'streams:anon_a', token: 't', limit: 2, ttlMs: 60_000 },
+    };
+    assert.equal(((await a.createAdmittedRun('r', record(), window, admission)) as CreatedRun).created, true);
+    const counted = await calls();
+    assert.equal(counted.evalsha, 1, 'one round trip');
+    assert.equal(counted.incr, 2, 'both windows counted');
+    assert.equal(counted.zadd, 2, 'the slot taken, the run listed in its conversation');
+    await reset();
+    assert.equal(((await a.createAdmittedRun('r', record(), window, admission)) as CreatedRun).created, false);
+    assert.deepEqual(await calls(), { evalsha: 1, get: 1 }, 'a run found: nothing counted or taken');
+  });
 
   it('appends a batch of events in one script, with one wake-up, which a follower on another instance reads in one go', async () => {
     const { a, b, prefix } = await pair();

@@ -100,6 +100,70 @@ describe('Runs', () => {
     );
   });
 
+  it("admits a new run in the store's step that creates it, and a run found without admitting it", async () => {
+    /** A memory store that notes which of its steps a send takes. */
+    class Noting extends MemoryStore {
+      readonly steps: string[] = [];
+      override async getRun(id: string) {
+        this.steps.push('getRun');
+        return super.getRun(id);
+      }
+      override async createRun(...args: Parameters<MemoryStore['createRun']>) {
+        this.steps.push('createRun');
+        return super.createRun(...args);
+      }
+      override async createAdmittedRun(...args: Parameters<MemoryStore['createAdmittedRun']>) {
+        this.steps.push('createAdmittedRun');
+        return super.createAdmittedRun(...args);
+      }
+    }
+    const store = new Noting();
+    const upstream = service();
+    const runs = new Runs({ store, limits, open: upstream.open, history: upstream.history, leaseMs: 3000 });
+    const granted: string[] = [];
+    const admit = (perMinute: number) =>
+      Object.assign(async () => assert.fail('admitted apart from the creation'), {
+        plan: () => {
+          const token = crypto.randomUUID();
+          return {
+            admission: {
+              windows: [{ key: 'user', windowMs: 60_000, limit: perMinute }],
+              slot: { key: 'slots', token, limit: 5, ttlMs: 60_000 },
+            },
+            granted: () => {
+              granted.push(token);
+              return { renew: async () => {}, release: () => store.releaseSlot('slots', token) };
+            },
+            refusal: () => new HttpError(429, 'rate_limited', 'Refused.'),
+          };
+        },
+      });
+    const r = { owner: 'anon_a', conversationId: 'c1', key: 'key-00000001' };
+    const first = await runs.send(r, 'Hello', admit(1));
+    await first.accepted;
+    assert.deepEqual(store.steps, ['createAdmittedRun'], 'one step of the store: nothing looked up first');
+    assert.equal(granted.length, 1);
+    const again = await runs.send(r, 'Hello', admit(1));
+    assert.deepEqual(again.record, first.record, 'the run found');
+    assert.equal(granted.length, 1, 'not admitted again');
+    await assert.rejects(runs.send(r, 'Another message', admit(1)), (e: HttpError) => e.code === 'duplicate_request');
+    await assert.rejects(runs.send({ ...r, owner: 'anon_b' }, 'Hello', admit(1)), (e: HttpError) => e.status === 404);
+    await assert.rejects(
+      runs.send({ ...r, key: 'key-00000002' }, 'Hello', admit(1)),
+      (e: HttpError) => e.status === 429,
+      "refused as the plan says: the user's window holds one message, and the run found was not counted",
+    );
+    assert.deepEqual(await store.listRuns('c1'), [runId(r)], 'the refused run was not created');
+    assert.equal(upstream.calls.length, 1, 'the service was asked once');
+    upstream.calls[0]!.push({ type: 'delta', text: 'Hi' }, done());
+    await until(async () => await store.acquireSlot('slots', 'probe', 1, 60_000), 'its slot to be given back');
+    assert.deepEqual(
+      store.steps.filter(step => step !== 'createAdmittedRun'),
+      [],
+      'never looked up apart',
+    );
+  });
+
   it('follows live from after an id', async () => {
     const { runs, upstream, admit, ref, read, store } = setup();
     const r = ref();

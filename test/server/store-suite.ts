@@ -103,6 +103,46 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
       assert.deepEqual(await store.listRuns('c1'), []);
     });
 
+    it("admits a new run as it creates it: counts its windows' hits, takes its slot, or refuses it", async () => {
+      const { store } = await fresh();
+      const admitted = store.createAdmittedRun!.bind(store);
+      const admission = (token: string, ipLimit = 5) => ({
+        windows: [
+          { key: 'user', windowMs: 10 * unit, limit: 2 },
+          { key: 'ip', windowMs: 10 * unit, limit: ipLimit },
+        ],
+        slot: { key: 's', token, limit: 1, ttlMs: 10 * unit },
+      });
+      assert.deepEqual(await admitted('r1', record('k1'), window, admission('t1')), {
+        record: record('k1'),
+        created: true,
+      });
+      assert.equal(await store.acquireSlot('s', 'other', 1, 10 * unit), false, 'the slot is taken');
+      assert.deepEqual(
+        await admitted('r1', { ...record('k1'), message: 'Other' }, window, admission('t2')),
+        { record: record('k1'), created: false },
+        'a run that exists is answered, nothing counted or taken',
+      );
+      assert.deepEqual(await admitted('r2', record('k2'), window, admission('t3')), { refused: { slot: true } });
+      assert.equal(await store.getRun('r2'), undefined, 'not created');
+      await store.releaseSlot('s', 't1');
+      const refused = await admitted('r3', record('k3'), window, admission('t4'));
+      assert.ok('refused' in refused && 'window' in refused.refused, 'past the first window');
+      assert.equal(refused.refused.window, 0);
+      assert.ok(refused.refused.resetMs > 0 && refused.refused.resetMs <= 10 * unit, `${refused.refused.resetMs}`);
+      assert.equal(await store.getRun('r3'), undefined, 'not created');
+      assert.equal(await store.acquireSlot('s', 'other', 1, 10 * unit), true, 'no slot was taken for it');
+      assert.equal((await store.hit('user', 10 * unit)).count, 4, 'three runs counted, the one found not');
+      assert.equal((await store.hit('ip', 10 * unit)).count, 4);
+      await store.releaseSlot('s', 'other');
+      const second = await admitted('r4', record('k4'), window, {
+        ...admission('t5', 4),
+        windows: [{ key: 'fresh', windowMs: 10 * unit, limit: 2 }, admission('t5', 4).windows[1]!],
+      });
+      assert.ok('refused' in second && 'window' in second.refused && second.refused.window === 1, 'past the second');
+      assert.deepEqual(await store.listRuns('c1'), ['r1']);
+    });
+
     it('appends only for the lease holder, with increasing ids, and reads after an id', async () => {
       const { store } = await fresh();
       await store.createRun('r', record(), window);

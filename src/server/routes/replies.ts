@@ -52,7 +52,7 @@ export function replyRoutes(parts: Parts) {
     const resentAt = firstSent(c);
     const { message } = await readJsonBody(c, messageSchema);
     await ownership.check(sub, id, requestSignal(c));
-    const admit = () => limiter.message(sub, c);
+    const admit = Object.assign(() => limiter.message(sub, c), { plan: () => limiter.messageAdmission(sub, c) });
     // Where the runtime ends work with the response (Workers), the reply goes on through waitUntil.
     const keepAlive = keepAliveOf(c);
     const ref = { owner: sub, conversationId: id, key };
