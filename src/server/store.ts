@@ -292,8 +292,9 @@ export class MemoryStore implements BackendStore {
     const expiresAt = this.#now() + ttlMs;
     this.#runs.set(id, { record: { ...record }, log: new MemoryLog(record.attempt), expiresAt });
     this.#leases.set(id, { token: lease.token, expiresAt: this.#now() + lease.ttlMs });
+    // The newest `perConversation` created, as on Redis; `listRuns` leaves out those that expired.
     const list = this.#live(this.#byConversation, record.conversationId)?.ids ?? [];
-    const ids = [...list.filter(other => other !== id && this.#run(other)), id].slice(-perConversation);
+    const ids = [...list.filter(other => other !== id), id].slice(-perConversation);
     this.#byConversation.set(record.conversationId, { ids, expiresAt });
     return { record: { ...record }, created: true };
   }

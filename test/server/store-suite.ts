@@ -103,6 +103,20 @@ export function storeSuite(name: string, make: () => Promise<StoreUnderTest>, un
       assert.deepEqual(await store.listRuns('c1'), []);
     });
 
+    it('lists the runs of a conversation among its newest that have not expired, each once', async () => {
+      const { store, advance } = await fresh();
+      const short = { ...window, ttlMs: 10 * unit };
+      await store.createRun('r1', record('k1'), short);
+      await advance(6 * unit);
+      await store.createRun('r2', record('k2'), short);
+      await advance(5 * unit);
+      await store.createRun('r3', record('k3'), short);
+      assert.deepEqual(await store.listRuns('c1'), ['r2', 'r3'], 'the expired one is not listed');
+      assert.equal((await store.createRun('r3', record('k3'), short)).created, false);
+      await store.createRun('r4', record('k4'), short);
+      assert.deepEqual(await store.listRuns('c1'), ['r2', 'r3', 'r4'], 'each once, the newest three');
+    });
+
     it("admits a new run as it creates it: counts its windows' hits, takes its slot, or refuses it", async () => {
       const { store } = await fresh();
       const admitted = store.createAdmittedRun!.bind(store);
