@@ -64,8 +64,11 @@ export class Limiter {
    * Takes one of the user's reply slots; a 429 when all are in use. The slot is a lease that its producer renews
    * with its own (every third of it); the slot of an instance that died comes back by itself two leases later.
    */
-  async replySlot(sub: string): Promise<Admission> {
-    const slot = this.#slot(sub);
+  replySlot(sub: string): Promise<Admission> {
+    return this.#take(this.#slot(sub));
+  }
+
+  async #take(slot: RunAdmission['slot']): Promise<Admission> {
     if (!(await this.#store.acquireSlot(slot.key, slot.token, slot.limit, slot.ttlMs))) throw tooManyReplies();
     return this.#held(slot);
   }
@@ -99,19 +102,16 @@ export class Limiter {
   }
 
   /**
-   * A message's admission: counted in the user's and the address's windows, and one of the user's reply slots, all
-   * asked for at once (with a shared store, one write). Refused as `perMinute` refuses first, then as `replySlot`
-   * does; a slot taken for a message a window refused is given back.
+   * A message's admission (`messageAdmission`'s windows and slot) asked for apart from the run's creation: counted in
+   * the windows and one of the user's reply slots taken, all at once (with a shared store, one write). Refused as
+   * `perMinute` refuses first, then as `replySlot` does; a slot taken for a message a window refused is given back.
    */
   async message(sub: string, c: Ctx): Promise<Admission> {
-    const { messagesPerUserPerMinute, messagesPerIpPerMinute } = this.#settings.limits;
-    const slot = this.replySlot(sub);
+    const { windows, slot: wanted } = this.messageAdmission(sub, c).admission;
+    const slot = this.#take(wanted);
     slot.catch(() => {});
     try {
-      await Promise.all([
-        this.perMinute(`message:user:${sub}`, messagesPerUserPerMinute),
-        this.perIp('message', messagesPerIpPerMinute, c),
-      ]);
+      await Promise.all(windows.map(({ key, limit }) => this.perMinute(key, limit)));
     } catch (error) {
       await slot.then(
         admission => admission.release(),
@@ -123,9 +123,10 @@ export class Limiter {
   }
 
   /**
-   * `message`'s admission, for a store that counts and takes it as it creates the run (`createAdmittedRun`): the same
-   * windows and slot, refused the same way. Where the store is away, the run is not created and the message refused
-   * with a 503, as it would be without it.
+   * A message's admission: one hit in the user's window and in the address's (when known), each a minute, and one of
+   * the user's reply slots. As a plan, for a store that counts and takes it as it creates the run
+   * (`createAdmittedRun`), refused as `message` refuses; where the store is away, the run is not created and the
+   * message refused with a 503, as it would be without it.
    */
   messageAdmission(sub: string, c: Ctx): AdmissionPlan {
     const { messagesPerUserPerMinute, messagesPerIpPerMinute } = this.#settings.limits;

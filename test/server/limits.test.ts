@@ -94,6 +94,51 @@ describe('limits', () => {
       await slot.release();
     });
 
+    it("admits a message apart from its run's creation in the windows and the slot of its plan", async () => {
+      class Recording extends MemoryStore {
+        readonly hits: string[] = [];
+        override hit(key: string, windowMs: number) {
+          this.hits.push(key);
+          return super.hit(key, windowMs);
+        }
+      }
+      const store = new Recording();
+      const limits = { messagesPerUserPerMinute: 2, messagesPerIpPerMinute: 3, concurrentStreamsPerUser: 1 };
+      const limiter = new Limiter(store, settings({ limits }), undefined);
+      let plan: ReturnType<Limiter['messageAdmission']> | undefined;
+      const admit = async (sub: string) => {
+        let admitted: Promise<{ release(): Promise<void> }> | undefined;
+        const app = new Hono<Env>().get('/', c => {
+          plan = limiter.messageAdmission(sub, c);
+          admitted = limiter.message(sub, c);
+          admitted.catch(() => {});
+          return c.text('ok');
+        });
+        await app.fetch(new Request('http://backend.test/'), {
+          incoming: { socket: { remoteAddress: '203.0.113.7' } },
+        });
+        return admitted!;
+      };
+      const first = await admit('anon_a');
+      assert.deepEqual(store.hits, ['message:user:anon_a', 'message:ip:203.0.113.7']);
+      assert.deepEqual(
+        plan!.admission.windows.map(({ key, limit }) => [key, limit]),
+        [
+          ['message:user:anon_a', 2],
+          ['message:ip:203.0.113.7', 3],
+        ],
+        "the plan's windows are the ones counted",
+      );
+      assert.equal(plan!.admission.slot.key, 'streams:anon_a');
+      const busy = await admit('anon_a').catch((e: unknown) => e);
+      assert.ok(refused('rate_limited')(busy) && (busy as HttpError).retryAfter === 1, 'its one slot is taken');
+      await first.release();
+      const past = await admit('anon_a').catch((e: unknown) => e);
+      assert.ok(refused('rate_limited')(past) && (past as HttpError).retryAfter! > 1, "past the user's window");
+      await (await limiter.replySlot('anon_a')).release();
+      await assert.rejects(admit('anon_b'), refused('rate_limited'), "past the address's window");
+    });
+
     describe("the client's address", () => {
       /** The limiter's view of one request's address, from a socket at `socket` (none on Workers). */
       async function addressOf(limiter: Limiter, headers: Record<string, string>, socket?: string) {
