@@ -240,7 +240,10 @@ describe('persona-chat-server CLI', () => {
       });
     const shipped = flagged([]);
     assert.equal(shipped.status, 0, shipped.stderr);
-    assert.match(shipped.stderr, new RegExp(`^v8 flag --heap-growing-percent=${heapGrowingPercent}$`, 'm'));
+    // A heap just started is small: it may grow by the least, more than a quarter of it.
+    const growth = /^v8 flag --heap-growing-percent=(\d+)$/m.exec(shipped.stderr);
+    assert.ok(growth, shipped.stderr);
+    assert.ok(Number(growth[1]) > heapGrowingPercent, growth[0]);
     const own = flagged(['--heap-growing-percent=0']);
     assert.equal(own.status, 0, own.stderr);
     assert.doesNotMatch(own.stderr, /v8 flag/);
