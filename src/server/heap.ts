@@ -9,10 +9,9 @@
  * A quarter of a small heap is a few MB, though: an instance serving a few replies at a time, with 20 MB live, was
  * collected in full every 250 replies or so, and after each full collection V8 compiled again much of the code of the
  * request's way, on its background threads: a quarter of the process's CPU in all. So the growth allowed is a quarter
- * of what was live or 32 MB, whichever is more: side by side, a fifth to a quarter less CPU per reply, and peaks under
- * a burst of held-open replies some 10% higher. V8 reads the setting at each full collection, for the next one; the CLI sets it
- * from inside the process (`v8.setFlagsFromString`), first thing, and again after each full collection from what it
- * left live. A flag given to node itself wins, and then the CLI sets nothing.
+ * of what was live or 32 MB, whichever is more. V8 reads the setting at each full collection, for the next one; the
+ * CLI sets it from inside the process (`v8.setFlagsFromString`), first thing, and again after each collection (see
+ * `leanHeap`). A flag given to node itself wins, and then the CLI sets nothing.
  */
 import v8 from 'node:v8';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
@@ -24,9 +23,11 @@ export const heapGrowingLeastMb = 32;
 /** Most growth allowed, in percent, however small the heap: V8's own greatest factor, four times what was live. */
 const mostPercent = 300;
 
+const mb = 1024 * 1024;
+
 /** The growth allowed past `liveBytes` live in the old generation, in percent: a quarter, or the least. */
 export function growingPercent(liveBytes: number): number {
-  const least = Math.ceil((100 * heapGrowingLeastMb * 1024 * 1024) / Math.max(liveBytes, 1));
+  const least = Math.ceil((100 * heapGrowingLeastMb * mb) / Math.max(liveBytes, 1));
   return Math.min(mostPercent, Math.max(heapGrowingPercent, least));
 }
 
@@ -34,6 +35,17 @@ export function growingPercent(liveBytes: number): number {
 export function heapFlag(liveBytes: number, execArgv: readonly string[] = process.execArgv): string | undefined {
   if (execArgv.some(arg => /^--heap[-_]growing[-_]percent(=|$)/.test(arg))) return undefined;
   return `--heap-growing-percent=${growingPercent(liveBytes)}`;
+}
+
+/**
+ * What is taken to be live in the old generation after a collection that left `oldBytes` there, `live` having been
+ * taken before: after a full collection, what it left; after a young one, what the old generation holds less the least
+ * growth, once that is more than `live`. The old generation past the least growth is then taken to be live, as it
+ * mostly is when replies are opened faster than they end: a heap that grows fast is not let grow by the least growth
+ * of the small heap it was.
+ */
+export function liveAfter(live: number, oldBytes: number, full: boolean): number {
+  return full ? oldBytes : Math.max(live, oldBytes - heapGrowingLeastMb * mb);
 }
 
 /** A `gc` performance entry: its kind tells a full collection from a young one. */
@@ -48,19 +60,20 @@ function oldGeneration(): number {
 }
 
 /**
- * Sets the CLI's V8 flag (see `heapFlag`), and sets it again after each full collection for what it left live.
- * Returns what stops that.
+ * Sets the CLI's V8 flag (see `heapFlag`), and sets it again after each collection for what is then taken to be live
+ * (see `liveAfter`). Returns what stops that.
  */
 export function leanHeap(execArgv: readonly string[] = process.execArgv): () => void {
-  let flag = heapFlag(oldGeneration(), execArgv);
+  let live = oldGeneration();
+  let flag = heapFlag(live, execArgv);
   if (!flag) return () => {};
   v8.setFlagsFromString(flag);
   const observer = new PerformanceObserver(list => {
     const full = list
       .getEntries()
       .some(entry => (entry as GcEntry).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
-    if (!full) return;
-    const next = heapFlag(oldGeneration(), execArgv)!;
+    live = liveAfter(live, oldGeneration(), full);
+    const next = heapFlag(live, execArgv)!;
     if (next === flag) return;
     flag = next;
     v8.setFlagsFromString(flag);
