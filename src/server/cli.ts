@@ -6,7 +6,7 @@
  * and the token secret should be given in production. Flags win over the environment.
  */
 // First, before the backend allocates anything: how much garbage V8 may keep (see heap.ts).
-import './lean-heap.js';
+import { heap } from './lean-heap.js';
 import { parseArgs } from 'node:util';
 import { fail as failWith, stopOnSignals } from '../cli-support.js';
 import { createBackend } from './app.js';
@@ -246,6 +246,7 @@ async function main() {
   } catch (error) {
     fail(`could not start: ${(error as Error).message}`);
   }
+  heap.watch(running.server);
   process.stdout.write(`listening on ${running.url}\n`);
   const store = config.store;
   // SIGTERM comes from an orchestrator, whose load balancer needs a moment to see /readyz say draining; Ctrl+C

@@ -9,11 +9,13 @@
  * A quarter of a small heap is a few MB, though: an instance serving a few replies at a time, with 20 MB live, was
  * collected in full every 250 replies or so, and after each full collection V8 compiled again much of the code of the
  * request's way, on its background threads: a quarter of the process's CPU in all. So the growth allowed is a quarter
- * of what was live or 32 MB, whichever is more. V8 reads the setting at each full collection, for the next one; the
+ * of what was live or 32 MB, whichever is more, but for a server with many responses open (`busyResponses`), whose
+ * memory is what its replies hold: a quarter. V8 reads the setting at each full collection, for the next one; the
  * CLI sets it from inside the process (`v8.setFlagsFromString`), first thing, and again after each collection (see
  * `leanHeap`). A flag given to node itself wins, and then the CLI sets nothing.
  */
 import v8 from 'node:v8';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 /** How much the old generation may grow past what was live, in percent, once a quarter is more than the least. */
@@ -59,25 +61,76 @@ function oldGeneration(): number {
   return bytes;
 }
 
+/** The CLI's V8 setting, set again as the heap and the server's load change. */
+export interface LeanHeap {
+  /**
+   * Counts the server's open responses: while `busyResponses` or more are open, the growth is a quarter, whatever the
+   * heap's size, until fewer than half as many are.
+   */
+  watch(server: Server): void;
+  /** Sets nothing more. */
+  stop(): void;
+}
+
+/**
+ * Open responses from which the growth is a quarter. A burst of replies opened at once grows the old generation
+ * faster than V8 marks it, and a growth set from the small heap before the burst would let its peak run far ahead:
+ * the count changes with the first requests of the burst, before any collection tells.
+ */
+export const busyResponses = 64;
+
 /**
  * Sets the CLI's V8 flag (see `heapFlag`), and sets it again after each collection for what is then taken to be live
- * (see `liveAfter`). Returns what stops that.
+ * (see `liveAfter`), and as the watched server becomes busy and quiet again.
  */
-export function leanHeap(execArgv: readonly string[] = process.execArgv): () => void {
+export function leanHeap(execArgv: readonly string[] = process.execArgv): LeanHeap {
   let live = oldGeneration();
+  let open = 0;
+  let busy = false;
+  let stopped = false;
   let flag = heapFlag(live, execArgv);
-  if (!flag) return () => {};
+  if (!flag) return { watch() {}, stop() {} };
   v8.setFlagsFromString(flag);
+  const update = () => {
+    if (stopped) return;
+    const next = `--heap-growing-percent=${busy ? heapGrowingPercent : growingPercent(live)}`;
+    if (next === flag) return;
+    flag = next;
+    v8.setFlagsFromString(flag);
+  };
   const observer = new PerformanceObserver(list => {
     const full = list
       .getEntries()
       .some(entry => (entry as GcEntry).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
     live = liveAfter(live, oldGeneration(), full);
-    const next = heapFlag(live, execArgv)!;
-    if (next === flag) return;
-    flag = next;
-    v8.setFlagsFromString(flag);
+    update();
   });
   observer.observe({ entryTypes: ['gc'] });
-  return () => observer.disconnect();
+  const ended = () => {
+    open--;
+    if (busy && open < busyResponses / 2) {
+      busy = false;
+      update();
+    }
+  };
+  const started = (_request: IncomingMessage, response: ServerResponse) => {
+    open++;
+    response.once('close', ended);
+    if (!busy && open >= busyResponses) {
+      busy = true;
+      update();
+    }
+  };
+  const watched = new Set<Server>();
+  return {
+    watch(server) {
+      watched.add(server);
+      server.on('request', started);
+    },
+    stop() {
+      stopped = true;
+      observer.disconnect();
+      for (const server of watched) server.off('request', started);
+    },
+  };
 }

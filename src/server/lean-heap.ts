@@ -4,4 +4,5 @@
  */
 import { leanHeap } from './heap.js';
 
-leanHeap();
+/** The CLI's V8 setting; the CLI has it watch its server. */
+export const heap = leanHeap();

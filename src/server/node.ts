@@ -28,6 +28,8 @@ export interface RunningBackend {
   backend: Backend;
   /** e.g. `http://127.0.0.1:3000`; the routes are under the backend's base path. */
   url: string;
+  /** The node:http server, for what only Node can tell or tune. */
+  server: Server;
   /**
    * A graceful stop: drains the backend (see `Backend.drain`) while still listening, for at least `settleMs` (the
    * time a load balancer takes to see `/readyz` say draining; new replies meanwhile are refused with
@@ -75,6 +77,7 @@ export async function serveBackend(backend: Backend, options: ServeOptions = {})
     });
   return {
     backend,
+    server: server as Server,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     drain: async (graceMs, { settleMs = 0 } = {}) => {
       const settled = new Promise(resolve => setTimeout(resolve, settleMs));

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { Agent, createServer, request } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it, mock } from 'node:test';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
+  busyResponses,
   growingPercent,
   heapFlag,
   heapGrowingLeastMb,
@@ -70,7 +74,7 @@ describe('leanHeap', () => {
       for (let turn = 0; turn < 50 && set.mock.callCount() === heard; turn++)
         await new Promise(resolve => setTimeout(resolve, 10));
     };
-    const stop = leanHeap([]);
+    const heap = leanHeap([]);
     let held: number[][] | undefined;
     try {
       assert.equal(flags().length, 1);
@@ -87,7 +91,7 @@ describe('leanHeap', () => {
       await collect('major');
       assert.ok(percent() > heapGrowingPercent, 'small again, it grows by the least again');
     } finally {
-      stop();
+      heap.stop();
       set.mock.restore();
       v8.setFlagsFromString('--heap-growing-percent=0');
     }
@@ -96,5 +100,56 @@ describe('leanHeap', () => {
     await new Promise(resolve => setTimeout(resolve, 50));
     assert.equal(set.mock.callCount(), heard, 'stopped, it sets nothing more');
     assert.equal(held, undefined);
+  });
+
+  it('lets a busy server’s heap grow by a quarter, however small, until it is quiet again', async () => {
+    const set = mock.method(v8, 'setFlagsFromString');
+    const percent = () => Number(/^--heap-growing-percent=(\d+)$/.exec(set.mock.calls.at(-1)!.arguments[0])![1]);
+    const heap = leanHeap([]);
+    // Responses held open until told, as replies are.
+    const held: ServerResponse[] = [];
+    const server = createServer((_request, response) => {
+      response.writeHead(200).write('open');
+      held.push(response);
+    });
+    const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+    try {
+      await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      heap.watch(server);
+      assert.ok(percent() > heapGrowingPercent, 'the heap of a test is small');
+      const open = (count: number) =>
+        Promise.all(
+          Array.from(
+            { length: count },
+            () =>
+              new Promise<IncomingMessage>((resolve, reject) =>
+                request({ port, host: '127.0.0.1', agent }, resolve).on('error', reject).end(),
+              ),
+          ),
+        );
+      const first = await open(busyResponses - 1);
+      assert.ok(percent() > heapGrowingPercent, 'one short of busy');
+      const last = await open(1);
+      assert.equal(percent(), heapGrowingPercent, 'busy');
+      // Quiet again once fewer than half as many are open.
+      const closing = (count: number) =>
+        Promise.all(
+          held.splice(0, count).map(response => new Promise(resolve => response.once('close', resolve).end())),
+        );
+      await closing(busyResponses / 2);
+      assert.equal(percent(), heapGrowingPercent, 'half as many open: still busy');
+      await closing(1);
+      assert.ok(percent() > heapGrowingPercent, 'quiet');
+      for (const message of [...first, ...last]) message.resume();
+    } finally {
+      for (const response of held) response.end();
+      heap.stop();
+      set.mock.restore();
+      v8.setFlagsFromString('--heap-growing-percent=0');
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise(resolve => server.close(resolve));
+    }
   });
 });
