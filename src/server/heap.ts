@@ -33,10 +33,13 @@ export function growingPercent(liveBytes: number): number {
   return Math.min(mostPercent, Math.max(heapGrowingPercent, least));
 }
 
+/** The V8 flag for a growth of `percent`. */
+const growthFlag = (percent: number) => `--heap-growing-percent=${percent}`;
+
 /** The V8 flag for `liveBytes`, or undefined when node's own flags already set it. */
 export function heapFlag(liveBytes: number, execArgv: readonly string[] = process.execArgv): string | undefined {
   if (execArgv.some(arg => /^--heap[-_]growing[-_]percent(=|$)/.test(arg))) return undefined;
-  return `--heap-growing-percent=${growingPercent(liveBytes)}`;
+  return growthFlag(growingPercent(liveBytes));
 }
 
 /**
@@ -93,7 +96,7 @@ export function leanHeap(execArgv: readonly string[] = process.execArgv): LeanHe
   v8.setFlagsFromString(flag);
   const update = () => {
     if (stopped) return;
-    const next = `--heap-growing-percent=${busy ? heapGrowingPercent : growingPercent(live)}`;
+    const next = growthFlag(busy ? heapGrowingPercent : growingPercent(live));
     if (next === flag) return;
     flag = next;
     v8.setFlagsFromString(flag);

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +15,7 @@ import { limitFlags, timeoutFlags } from '../../src/server/config.js';
 import { heapGrowingPercent } from '../../src/server/heap.js';
 import { backlogOf, postSession, tokenSecret } from '../support/backend.js';
 import { apiKey, juniper } from '../support/service.js';
+import { until } from '../support/until.js';
 
 const site = 'https://www.example.com';
 
@@ -247,6 +253,49 @@ describe('persona-chat-server CLI', () => {
     const own = flagged(['--heap-growing-percent=0']);
     assert.equal(own.status, 0, own.stderr);
     assert.doesNotMatch(own.stderr, /v8 flag/);
+  });
+
+  it('lets its heap grow by a quarter while many responses are open, until few are', async () => {
+    // Writes every V8 flag the process sets for itself into a file of the test's.
+    const log = join(mkdtempSync(join(tmpdir(), 'persona-chat-flags-')), 'flags');
+    writeFileSync(log, '');
+    const hook = `data:text/javascript,${encodeURIComponent(
+      "import v8 from 'node:v8'; import { appendFileSync } from 'node:fs'; const set = v8.setFlagsFromString; " +
+        `v8.setFlagsFromString = flag => { appendFileSync(${JSON.stringify(log)}, flag + '\\n'); set(flag); };`,
+    )}`;
+    const child = spawn(process.execPath, ['--import', hook, '--import', 'tsx', cli], {
+      env: { PATH: process.env.PATH, ...good, PERSONA_CHAT_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const sockets: Socket[] = [];
+    try {
+      const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
+      const { port } = new URL(line.split(' ')[2]!);
+      const growths = () =>
+        readFileSync(log, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map(flag => Number(/^--heap-growing-percent=(\d+)$/.exec(flag)![1]));
+      assert.ok(growths().at(-1)! > heapGrowingPercent, 'at rest, its small heap grows by the least');
+      // Requests whose body never comes: each response stays open, as a reply's does.
+      const open = () =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(
+              'POST /session HTTP/1.1\r\nhost: 127.0.0.1\r\norigin: https://www.example.com\r\n' +
+                'x-persona-chat: 1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{',
+            );
+            resolve(socket);
+          }).on('error', reject);
+        });
+      for (let i = 0; i < 64; i++) sockets.push(await open());
+      await until(() => growths().at(-1) === heapGrowingPercent, 'a quarter, with 64 responses open');
+      for (const socket of sockets.splice(0)) socket.destroy();
+      await until(() => growths().at(-1)! > heapGrowingPercent, 'the least again, with none open');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      child.kill('SIGKILL');
+    }
   });
 
   it('documents every flag in --help', () => {
