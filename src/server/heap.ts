@@ -13,6 +13,13 @@
  * memory is what its replies hold: a quarter. V8 reads the setting at each full collection, for the next one; the
  * CLI sets it from inside the process (`v8.setFlagsFromString`), first thing, and again after each collection (see
  * `leanHeap`). A flag given to node itself wins, and then the CLI sets nothing.
+ *
+ * The young generation, too, is kept small. V8 lets it grow to 32 MB where objects outlive collections of it, as a
+ * request's do while it waits, and it then stays that size: a third of an idle instance's memory, and as much again in
+ * a burst. The CLI lets it double only while twice doubled it would still be within `youngGenerationMb`
+ * (`--semi-space-growth-factor`, which V8 reads each time it would grow it; its greatest size can only be given to
+ * node at its start): V8 may double it again before the CLI hears of the first, as it does when it grows it back
+ * after shrinking it. The CPU a message takes did not change.
  */
 import v8 from 'node:v8';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -32,6 +39,23 @@ export function growingPercent(liveBytes: number): number {
   const least = Math.ceil((100 * heapGrowingLeastMb * mb) / Math.max(liveBytes, 1));
   return Math.min(mostPercent, Math.max(heapGrowingPercent, least));
 }
+
+/** The young generation's greatest size the CLI lets it grow to, in MB: a quarter of V8's own. */
+export const youngGenerationMb = 8;
+
+/**
+ * How many times over V8 may grow a young generation of `bytes` when it would: twice, while doubling it twice would
+ * keep it in bounds.
+ */
+export function youngGrowth(bytes: number): 1 | 2 {
+  return 4 * bytes <= youngGenerationMb * mb ? 2 : 1;
+}
+
+/** Whether node's own flags size the young generation, which the CLI then leaves alone. */
+const youngSized = (execArgv: readonly string[]) =>
+  execArgv.some(arg =>
+    /^--(max|min)[-_]semi[-_]space[-_]size(=|$)|^--semi[-_]space[-_]growth[-_]factor(=|$)/.test(arg),
+  );
 
 /** The V8 flag for a growth of `percent`. */
 const growthFlag = (percent: number) => `--heap-growing-percent=${percent}`;
@@ -56,12 +80,19 @@ export function liveAfter(live: number, oldBytes: number, full: boolean): number
 /** A `gc` performance entry: its kind tells a full collection from a young one. */
 type GcEntry = PerformanceEntry & { detail?: { kind?: number } };
 
-/** What the old generation holds now, in bytes: every space of the heap but the young generation's and V8's own. */
-function oldGeneration(): number {
-  let bytes = 0;
-  for (const space of v8.getHeapSpaceStatistics())
-    if (!space.space_name.startsWith('new_') && space.space_name !== 'read_only_space') bytes += space.space_used_size;
-  return bytes;
+/**
+ * What the old generation holds now, in bytes (every space of the heap but the young generation's and V8's own), and
+ * the young generation's size.
+ */
+function generations(): { old: number; young: number } {
+  let old = 0;
+  let young = 0;
+  for (const space of v8.getHeapSpaceStatistics()) {
+    if (space.space_name === 'new_space') young = space.space_size;
+    else if (!space.space_name.startsWith('new_') && space.space_name !== 'read_only_space')
+      old += space.space_used_size;
+  }
+  return { old, young };
 }
 
 /** The CLI's V8 setting, set again as the heap and the server's load change. */
@@ -83,29 +114,40 @@ export interface LeanHeap {
 export const busyResponses = 64;
 
 /**
- * Sets the CLI's V8 flag (see `heapFlag`), and sets it again after each collection for what is then taken to be live
- * (see `liveAfter`), and as the watched server becomes busy and quiet again.
+ * Sets the CLI's V8 flags (see `heapFlag` and `youngGrowth`), and sets them again after each collection for what is
+ * then taken to be live (see `liveAfter`) and the young generation's size, and as the watched server becomes busy and
+ * quiet again. Each flag node was given itself is left as it is.
  */
 export function leanHeap(execArgv: readonly string[] = process.execArgv): LeanHeap {
-  let live = oldGeneration();
+  let { old: live, young } = generations();
   let open = 0;
   let busy = false;
   let stopped = false;
   let flag = heapFlag(live, execArgv);
-  if (!flag) return { watch() {}, stop() {} };
-  v8.setFlagsFromString(flag);
+  const sizesYoung = !youngSized(execArgv);
+  if (!flag && !sizesYoung) return { watch() {}, stop() {} };
+  let growth: number | undefined;
   const update = () => {
     if (stopped) return;
+    if (sizesYoung && youngGrowth(young) !== growth) {
+      growth = youngGrowth(young);
+      v8.setFlagsFromString(`--semi-space-growth-factor=${growth}`);
+    }
+    if (!flag) return;
     const next = growthFlag(busy ? heapGrowingPercent : growingPercent(live));
     if (next === flag) return;
     flag = next;
     v8.setFlagsFromString(flag);
   };
+  if (flag) v8.setFlagsFromString(flag);
+  update();
   const observer = new PerformanceObserver(list => {
     const full = list
       .getEntries()
       .some(entry => (entry as GcEntry).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
-    live = liveAfter(live, oldGeneration(), full);
+    const now = generations();
+    live = liveAfter(live, now.old, full);
+    young = now.young;
     update();
   });
   observer.observe({ entryTypes: ['gc'] });

@@ -232,7 +232,7 @@ describe('persona-chat-server CLI', () => {
     });
   }
 
-  it('runs with a capped growth of the old generation, unless node was given its own', () => {
+  it('runs with a capped growth of the old generation and a small young one, unless node was given its own', () => {
     // Tells every V8 flag the process sets for itself, on stderr.
     const hook = `data:text/javascript,${encodeURIComponent(
       "import v8 from 'node:v8'; const set = v8.setFlagsFromString; " +
@@ -250,9 +250,15 @@ describe('persona-chat-server CLI', () => {
     const growth = /^v8 flag --heap-growing-percent=(\d+)$/m.exec(shipped.stderr);
     assert.ok(growth, shipped.stderr);
     assert.ok(Number(growth[1]) > heapGrowingPercent, growth[0]);
+    // And how far the young generation may grow (heap.test.ts tests its bounds).
+    assert.match(shipped.stderr, /^v8 flag --semi-space-growth-factor=[12]$/m);
     const own = flagged(['--heap-growing-percent=0']);
     assert.equal(own.status, 0, own.stderr);
-    assert.doesNotMatch(own.stderr, /v8 flag/);
+    assert.doesNotMatch(own.stderr, /v8 flag --heap/);
+    assert.match(own.stderr, /v8 flag --semi-space/);
+    const both = flagged(['--heap-growing-percent=0', '--max-semi-space-size=16']);
+    assert.equal(both.status, 0, both.stderr);
+    assert.doesNotMatch(both.stderr, /v8 flag/);
   });
 
   it('lets its heap grow by a quarter while many responses are open, until few are', async () => {
@@ -274,8 +280,8 @@ describe('persona-chat-server CLI', () => {
       const growths = () =>
         readFileSync(log, 'utf8')
           .split('\n')
-          .filter(Boolean)
-          .map(flag => Number(/^--heap-growing-percent=(\d+)$/.exec(flag)![1]));
+          .filter(flag => flag.startsWith('--heap-growing-percent='))
+          .map(flag => Number(flag.split('=')[1]));
       assert.ok(growths().at(-1)! > heapGrowingPercent, 'at rest, its small heap grows by the least');
       // Requests whose body never comes: each response stays open, as a reply's does.
       const open = () =>

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { Agent, createServer, request } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,9 +14,13 @@ import {
   heapGrowingPercent,
   leanHeap,
   liveAfter,
+  youngGenerationMb,
+  youngGrowth,
 } from '../../src/server/heap.js';
 
 const mb = 1024 * 1024;
+/** Node's own flag for the young generation: the tests of the old generation's growth leave the young one alone. */
+const ownYoung = ['--semi-space-growth-factor=2'];
 
 describe('growingPercent', () => {
   it('lets the old generation grow by a quarter of what was live, or by the least, whichever is more', () => {
@@ -58,6 +63,17 @@ describe('liveAfter', () => {
   });
 });
 
+describe('youngGrowth', () => {
+  it('lets the young generation double while doubling it twice keeps it in bounds', () => {
+    assert.equal(youngGrowth(mb), 2);
+    assert.equal(youngGrowth((youngGenerationMb / 4) * mb), 2);
+    assert.equal(youngGrowth((youngGenerationMb / 4) * mb + 1), 1);
+    assert.equal(youngGrowth((youngGenerationMb / 2) * mb), 1);
+    assert.equal(youngGrowth(youngGenerationMb * mb), 1);
+    assert.equal(youngGrowth(4 * youngGenerationMb * mb), 1, 'sized by node: kept as it is');
+  });
+});
+
 describe('leanHeap', () => {
   it('sets the growth again after each collection, for what is live', async () => {
     v8.setFlagsFromString('--expose-gc');
@@ -74,7 +90,7 @@ describe('leanHeap', () => {
       for (let turn = 0; turn < 50 && set.mock.callCount() === heard; turn++)
         await new Promise(resolve => setTimeout(resolve, 10));
     };
-    const heap = leanHeap([]);
+    const heap = leanHeap(ownYoung);
     let held: number[][] | undefined;
     try {
       assert.equal(flags().length, 1);
@@ -105,7 +121,7 @@ describe('leanHeap', () => {
   it('lets a busy server’s heap grow by a quarter, however small, until it is quiet again', async () => {
     const set = mock.method(v8, 'setFlagsFromString');
     const percent = () => Number(/^--heap-growing-percent=(\d+)$/.exec(set.mock.calls.at(-1)!.arguments[0])![1]);
-    const heap = leanHeap([]);
+    const heap = leanHeap(ownYoung);
     // Responses held open until told, as replies are.
     const held: ServerResponse[] = [];
     const server = createServer((_request, response) => {
@@ -151,5 +167,36 @@ describe('leanHeap', () => {
       server.closeAllConnections();
       await new Promise(resolve => server.close(resolve));
     }
+  });
+  it('keeps the young generation within its bounds, unless node was given its own size', () => {
+    // A process of its own, whose young generation nothing else has grown: it keeps many objects for a while, as
+    // requests waiting for the service do, which V8 answers by growing the young generation.
+    const script = `
+      const v8 = await import('node:v8');
+      const { leanHeap } = await import(${JSON.stringify(new URL('../../src/server/heap.ts', import.meta.url).href)});
+      leanHeap();
+      const young = () => v8.getHeapSpaceStatistics().find(space => space.space_name === 'new_space').space_size;
+      let kept = [];
+      let most = 0;
+      for (let round = 0; round < 200; round++) {
+        for (let i = 0; i < 20000; i++) kept.push({ i, text: 'text ' + i });
+        if (kept.length > 200000) kept = kept.slice(100000);
+        most = Math.max(most, young());
+        await new Promise(resolve => setImmediate(resolve));
+      }
+      process.stdout.write(String(most));`;
+    const most = (nodeFlags: string[]) => {
+      const result = spawnSync(
+        process.execPath,
+        [...nodeFlags, '--import', 'tsx', '--input-type=module', '--eval', script],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
+      assert.equal(result.status, 0, result.stderr);
+      return Number(result.stdout) / mb;
+    };
+    const kept = most([]);
+    assert.ok(kept <= youngGenerationMb, `${kept} MB`);
+    const own = most(ownYoung);
+    assert.ok(own > 2 * youngGenerationMb, `node's own flag: V8 grows it as it would (${own} MB)`);
   });
 });
