@@ -440,7 +440,11 @@ async function streamingBesidePeers(server: Server) {
 }
 
 async function longConversations(server: Server) {
-  const { medians: m, loadLine } = await interleaved({
+  const {
+    medians: m,
+    all,
+    loadLine,
+  } = await interleaved({
     restoreElement: () => restoring(server, 'persona-chat'),
     restoreDeepChat: () => restoring(server, 'deep-chat'),
     restoreDivs: () => restoring(server, 'divs'),
@@ -460,8 +464,11 @@ async function longConversations(server: Server) {
     'JS heap added KB': Math.round(r.heapBytes! / 1024).toLocaleString('en-US'),
     'then left above the newest message px': r.fromEndPx!.toLocaleString('en-US'),
   });
-  const keyRatio = m.typing500.cpuMs! / m.typingEmpty.cpuMs!;
-  const streamRatio = m.stream500.cpuMs! / m.streamEmpty.cpuMs!;
+  // Each run measures the empty conversation and then the long one, one after the other: the ratio of each run is
+  // taken in the same moments, and the median of those is the figure, as a machine's load drifts from run to run.
+  const ratioOf = (long: Figures[], empty: Figures[]) => median(long.map((r, i) => r.cpuMs! / empty[i]!.cpuMs!));
+  const keyRatio = ratioOf(all.typing500, all.typingEmpty);
+  const streamRatio = ratioOf(all.stream500, all.streamEmpty);
   const perMessage = (r: Figures) => r.nodes! / 500;
   const livePerMessage = (r: Figures) => r.liveNodes! / 500;
   return [
@@ -487,13 +494,13 @@ async function longConversations(server: Server) {
         '`<persona-chat>`': `CPU per keystroke ms (keystroke to paint ms)`,
         'empty conversation': `${m.typingEmpty.cpuMs!.toFixed(2)} (${ms(m.typingEmpty.wallMs!)})`,
         '500 messages': `${m.typing500.cpuMs!.toFixed(2)} (${ms(m.typing500.wallMs!)})`,
-        ratio: keyRatio.toFixed(2),
+        'ratio (the median of the runs’)': keyRatio.toFixed(2),
       },
       {
         '`<persona-chat>`': 'streaming the 40 KB reply: CPU ms (last delta to final paint ms)',
         'empty conversation': `${ms(m.streamEmpty.cpuMs!)} (${ms(m.streamEmpty.lastDeltaToPaintMs!)})`,
         '500 messages': `${ms(m.stream500.cpuMs!)} (${ms(m.stream500.lastDeltaToPaintMs!)})`,
-        ratio: streamRatio.toFixed(2),
+        'ratio (the median of the runs’)': streamRatio.toFixed(2),
       },
       {
         '`<persona-chat>`': '"New messages" presses to keep the streaming reply in view',
@@ -503,9 +510,13 @@ async function longConversations(server: Server) {
     ]),
     '',
     table([
-      { target: 'keystroke CPU, 500 messages / empty ≤ 1.2', figure: keyRatio.toFixed(2), met: pass(keyRatio <= 1.2) },
       {
-        target: 'streaming CPU, 500 messages / empty ≤ 1.2',
+        target: 'keystroke CPU, 500 messages / empty ≤ 1.2 (the median of the runs’ ratios)',
+        figure: keyRatio.toFixed(2),
+        met: pass(keyRatio <= 1.2),
+      },
+      {
+        target: 'streaming CPU, 500 messages / empty ≤ 1.2 (the median of the runs’ ratios)',
         figure: streamRatio.toFixed(2),
         met: pass(streamRatio <= 1.2),
       },
