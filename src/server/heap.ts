@@ -12,14 +12,14 @@
  * of what was live or 32 MB, whichever is more, but for a server with many responses open (`busyResponses`), whose
  * memory is what its replies hold: a quarter. V8 reads the setting at each full collection, for the next one; the
  * CLI sets it from inside the process (`v8.setFlagsFromString`), first thing, and again after each collection (see
- * `leanHeap`). A flag given to node itself wins, and then the CLI sets nothing.
+ * `leanHeap`). A flag given to node itself wins, and then the CLI leaves the old generation alone.
  *
  * The young generation, too, is kept small. V8 lets it grow to 32 MB where objects outlive collections of it, as a
  * request's do while it waits, and it then stays that size: a third of an idle instance's memory, and as much again in
  * a burst. The CLI lets it double only while twice doubled it would still be within `youngGenerationMb`
  * (`--semi-space-growth-factor`, which V8 reads each time it would grow it; its greatest size can only be given to
  * node at its start): V8 may double it again before the CLI hears of the first, as it does when it grows it back
- * after shrinking it. The CPU a message takes did not change.
+ * after shrinking it. The CPU a message takes did not change. Node's own young-generation flags win here too.
  */
 import v8 from 'node:v8';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
