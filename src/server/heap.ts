@@ -51,18 +51,20 @@ export function youngGrowth(bytes: number): 1 | 2 {
   return 4 * bytes <= youngGenerationMb * mb ? 2 : 1;
 }
 
+/** Whether node was given one of the flags `names` itself (V8 takes `_` for `-` alike). */
+const nodeGave = (execArgv: readonly string[], ...names: string[]) =>
+  execArgv.some(arg => names.includes(arg.split('=')[0]!.replaceAll('_', '-')));
+
 /** Whether node's own flags size the young generation, which the CLI then leaves alone. */
 const youngSized = (execArgv: readonly string[]) =>
-  execArgv.some(arg =>
-    /^--(max|min)[-_]semi[-_]space[-_]size(=|$)|^--semi[-_]space[-_]growth[-_]factor(=|$)/.test(arg),
-  );
+  nodeGave(execArgv, '--max-semi-space-size', '--min-semi-space-size', '--semi-space-growth-factor');
 
 /** The V8 flag for a growth of `percent`. */
 const growthFlag = (percent: number) => `--heap-growing-percent=${percent}`;
 
 /** The V8 flag for `liveBytes`, or undefined when node's own flags already set it. */
 export function heapFlag(liveBytes: number, execArgv: readonly string[] = process.execArgv): string | undefined {
-  if (execArgv.some(arg => /^--heap[-_]growing[-_]percent(=|$)/.test(arg))) return undefined;
+  if (nodeGave(execArgv, '--heap-growing-percent')) return undefined;
   return growthFlag(growingPercent(liveBytes));
 }
 
@@ -129,9 +131,10 @@ export function leanHeap(execArgv: readonly string[] = process.execArgv): LeanHe
   let growth: number | undefined;
   const update = () => {
     if (stopped) return;
-    if (sizesYoung && youngGrowth(young) !== growth) {
-      growth = youngGrowth(young);
-      v8.setFlagsFromString(`--semi-space-growth-factor=${growth}`);
+    const want = sizesYoung ? youngGrowth(young) : undefined;
+    if (want !== growth) {
+      growth = want;
+      v8.setFlagsFromString(`--semi-space-growth-factor=${want}`);
     }
     if (!flag) return;
     const next = growthFlag(busy ? heapGrowingPercent : growingPercent(live));
