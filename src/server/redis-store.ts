@@ -63,17 +63,27 @@ export interface RedisStoreOptions {
 
 type Reply = string | number | null | Reply[];
 /**
+ * The socket's high-water mark. node-redis writes the commands waiting to go out in one turn of the event loop until
+ * the socket holds this much, and the rest waits for a later turn. At the socket's default (16 KB), a burst of two
+ * thousand messages, whose commands and appends come to a few megabytes, went out over a hundred turns: with each
+ * turn of a busy backend taking tens of milliseconds, commands waited seconds to be sent at all, and failed with the
+ * command timeout while Redis sat idle. What Redis has not read yet is held here either way, in the socket's buffer
+ * or in node-redis's queue.
+ */
+const sendAtOnce = { writableHighWaterMark: 64 * 1024 * 1024 };
+
+/**
  * The command connection: fails at once while Redis is away, and reconnects by itself. Commands are bounded by the
  * store's own timer (`#guard`), from when they are sent to their answer: the client's `timeout` (by default 5 s),
  * which covers only the wait to write, is turned off, for it costs an AbortSignal and a timer of its own per command
- * (the timer fires whether or not the command was answered).
+ * (the timer fires whether or not the command was answered). The subscriber is a duplicate, with the same options.
  */
 const commandClient = (url: string) =>
   createClient({
     url,
     disableOfflineQueue: true,
     commandOptions: { timeout: 0 },
-    socket: { connectTimeout: 2000, reconnectStrategy: retries => Math.min(100 * 2 ** retries, 2000) },
+    socket: { connectTimeout: 2000, reconnectStrategy: retries => Math.min(100 * 2 ** retries, 2000), ...sendAtOnce },
   });
 type Client = ReturnType<typeof commandClient>;
 

@@ -204,6 +204,35 @@ describe('RedisStore alone', () => {
     }
   });
 
+  it('sends a burst of commands in the next turn of its event loop, however many, while the loop is busy', async () => {
+    const store = new RedisStore({ url: redis.url, prefix: 'burst:', commandTimeoutMs: 1000, onStatus: () => {} });
+    after(() => store.close());
+    await until(() => answers(store), 'the store to answer');
+    const ids = Array.from({ length: 2000 }, (_, i) => `r${i}`);
+    await Promise.all(ids.map(id => store.createRun(id, record(`key-${id}`), window)));
+    // Each turn of the loop busy for 20 ms, as when two thousand visitors' messages and streams come at once.
+    let turns = 0;
+    let spinning = true;
+    const spin = () => {
+      turns++;
+      const until = performance.now() + 20;
+      while (performance.now() < until);
+      if (spinning) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const text = JSON.stringify({ text: 'word '.repeat(200) });
+    try {
+      // Two megabytes of first deltas, sent at once: a hundred and more turns at a socket's default high-water mark,
+      // and seconds that count toward the command timeout.
+      const appended = await Promise.allSettled(ids.map(id => store.appendEvent(id, 'delta', text, 'a', 60_000)));
+      const failed = appended.filter(result => result.status === 'rejected');
+      assert.equal(failed.length, 0, `${failed.length} appends failed, the first: ${String(failed[0]?.reason)}`);
+      assert.ok(turns <= 20, `the appends took ${turns} turns of the loop`);
+    } finally {
+      spinning = false;
+    }
+  });
+
   it('is unavailable while Redis is down, and serves again by itself when it is back', async () => {
     const seen: string[] = [];
     const store = await connected(status => void seen.push(status), 'outage:');
