@@ -276,6 +276,8 @@ export class RedisStore implements BackendStore {
   /** Subscribed to the stop channel, and to the channels of the runs this instance's readers follow from elsewhere. */
   #subscriber: Client;
   readonly #timeoutMs: number;
+  /** Times the commands in flight against the command timeout. */
+  readonly #clock: RedisClock;
   readonly #appendWindowMs: number;
   readonly #prefix: string;
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>;
@@ -306,6 +308,7 @@ export class RedisStore implements BackendStore {
         if (detail) console.error(`persona-chat backend: ${detail}`);
       });
     this.#timeoutMs = options.commandTimeoutMs ?? 2000;
+    this.#clock = new RedisClock(this.#timeoutMs);
     this.#appendWindowMs = options.appendWindowMs ?? defaultAppendWindowMs;
     this.#client = this.#connect(commandClient(options.url));
     // A connection lost may have lost writes, leases and stops: what this instance knew is read from Redis again.
@@ -817,7 +820,7 @@ export class RedisStore implements BackendStore {
     const subscribing = this.#guard(subscribe, false);
     subscribing.catch(() => {});
     let cancel!: () => void;
-    const late = new Promise<'stuck'>(resolve => (cancel = afterRedisTime(this.#timeoutMs, () => resolve('stuck'))));
+    const late = new Promise<'stuck'>(resolve => (cancel = this.#clock.time(() => resolve('stuck'))));
     const first = await Promise.race([subscribing.then(() => 'subscribed' as const), late]).finally(() => cancel());
     if (first === 'stuck') {
       this.#replaceSubscriber(subscriber);
@@ -899,12 +902,13 @@ export class RedisStore implements BackendStore {
 
   /** Runs a script by its hash, sending its text only when Redis does not know it yet (after a restart). */
   async #run(script: Script, keys: string[], args: (string | number)[]): Promise<Reply> {
-    const rest = [String(keys.length), ...keys, ...args.map(String)];
+    const command = ['EVALSHA', script.sha, String(keys.length), ...keys];
+    for (const arg of args) command.push(String(arg));
     try {
-      return await this.#command(['EVALSHA', script.sha, ...rest]);
+      return await this.#command(command);
     } catch (error) {
       if (!/NOSCRIPT/.test(String((error as Error).cause ?? error))) throw error;
-      return this.#command(['EVAL', script.lua, ...rest]);
+      return this.#command(['EVAL', script.lua, ...command.slice(2)]);
     }
   }
 
@@ -912,14 +916,12 @@ export class RedisStore implements BackendStore {
    * A command's answer, or a StoreUnavailableError: when it failed, and when it was not answered within the command
    * timeout, which a stalled Redis (a paused process, a full disk) leaves unanswered for as long as it stalls.
    * `bounded` false: the caller bounds the wait itself.
-   * A moment the event loop was too busy to read the answer does not count (`afterRedisTime`).
+   * A moment the event loop was too busy to read the answer does not count (`RedisClock`).
    */
   #guard<T>(work: () => Promise<T>, bounded = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const cancel = bounded
-        ? afterRedisTime(this.#timeoutMs, () =>
-            reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`)),
-          )
+        ? this.#clock.time(() => reject(new StoreUnavailableError(`Redis: no answer within ${this.#timeoutMs} ms`)))
         : undefined;
       const failed = (error: unknown) => {
         cancel?.();
@@ -951,34 +953,77 @@ export class RedisStore implements BackendStore {
   }
 }
 
+/** A command the clock times: since when, how much of its time counted, and what it calls when that is up. */
+interface Timed {
+  since: number;
+  waited: number;
+  cap: number;
+  expire: () => void;
+  cancelled: boolean;
+}
+
 /**
- * Calls `expire` once `ms` have passed that the event loop was free to read Redis's answer, or five times `ms` in all,
- * unless what it returns is called first. A busy event loop (a thousand requests come at once) sends a command late
- * and reads its answer late, and its timers run before it reads: that time is not Redis's. So the time is counted in
- * quarters, each less as much as its timer ran late beyond a timer's usual slack (the loop was busy meanwhile), and
- * `expire` is called only once the loop has read what came after the last (`setImmediate`).
+ * Calls a command's `expire` once `ms` have passed that the event loop was free to read Redis's answer, or five times
+ * `ms` in all, unless what `time` returns is called first. A busy event loop (a thousand requests come at once) sends a
+ * command late and reads its answer late, and its timers run before it reads: that time is not Redis's. So the time is
+ * counted in quarters, each less as much as its timer ran late beyond a timer's usual slack (the loop was busy
+ * meanwhile), and `expire` is called only once the loop has read what came after the last (`setImmediate`). A command
+ * sent during a quarter counts its share of it. One timer serves every command in flight: a command costs an entry in
+ * a set, not a timer of its own.
  */
-function afterRedisTime(ms: number, expire: () => void): () => void {
-  const quarter = ms / 4;
-  const slack = Math.min(10, quarter / 10);
-  const cap = performance.now() + 5 * ms;
-  let waited = 0;
-  let cancelled = false;
-  let timer: ReturnType<typeof setTimeout>;
-  const wait = () => {
-    const due = performance.now() + quarter;
-    timer = setTimeout(() => {
-      const now = performance.now();
-      const late = now - due;
-      waited += late > slack ? Math.max(0, quarter - late) : quarter;
-      if (waited < ms && now < cap) return wait();
-      setImmediate(() => cancelled || expire());
-    }, quarter);
-  };
-  wait();
-  return () => {
-    cancelled = true;
-    clearTimeout(timer);
+class RedisClock {
+  readonly #ms: number;
+  readonly #quarter: number;
+  readonly #slack: number;
+  readonly #timed = new Set<Timed>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the quarter under way began, and when its timer is due. */
+  #from = 0;
+  #due = 0;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+    this.#quarter = ms / 4;
+    this.#slack = Math.min(10, this.#quarter / 10);
+  }
+
+  time(expire: () => void): () => void {
+    const now = performance.now();
+    const timed: Timed = { since: now, waited: 0, cap: now + 5 * this.#ms, expire, cancelled: false };
+    this.#timed.add(timed);
+    if (!this.#timer) this.#next(now);
+    return () => {
+      timed.cancelled = true;
+      this.#timed.delete(timed);
+    };
+  }
+
+  #next(now: number) {
+    this.#from = now;
+    this.#due = now + this.#quarter;
+    this.#timer = setTimeout(this.#tick, this.#quarter);
+  }
+
+  readonly #tick = () => {
+    const now = performance.now();
+    const late = now - this.#due;
+    const counted = late > this.#slack ? Math.max(0, this.#quarter - late) : this.#quarter;
+    const span = now - this.#from;
+    const expired: Timed[] = [];
+    for (const timed of this.#timed) {
+      timed.waited += timed.since > this.#from ? counted * ((now - timed.since) / span) : counted;
+      if (timed.waited >= this.#ms || now >= timed.cap) {
+        this.#timed.delete(timed);
+        expired.push(timed);
+      }
+    }
+    this.#timer = undefined;
+    if (this.#timed.size) this.#next(now);
+    if (expired.length) {
+      setImmediate(() => {
+        for (const timed of expired) if (!timed.cancelled) timed.expire();
+      });
+    }
   };
 }
 
