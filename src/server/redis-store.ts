@@ -1002,6 +1002,8 @@ class RedisClock {
     this.#from = now;
     this.#due = now + this.#quarter;
     this.#timer = setTimeout(this.#tick, this.#quarter);
+    // A command in flight keeps its connection open, and the process with it: the clock need not.
+    this.#timer.unref?.();
   }
 
   readonly #tick = () => {
