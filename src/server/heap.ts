@@ -51,6 +51,9 @@ export function youngGrowth(bytes: number): 1 | 2 {
   return 4 * bytes <= youngGenerationMb * mb ? 2 : 1;
 }
 
+/** The flags node was given itself: on its command line, and in `NODE_OPTIONS` (which `execArgv` leaves out). */
+const nodeFlags = (): string[] => [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+
 /** Whether node was given one of the flags `names` itself (V8 takes `_` for `-` alike). */
 const nodeGave = (execArgv: readonly string[], ...names: string[]) =>
   execArgv.some(arg => names.includes(arg.split('=')[0]!.replaceAll('_', '-')));
@@ -63,7 +66,7 @@ const youngSized = (execArgv: readonly string[]) =>
 const growthFlag = (percent: number) => `--heap-growing-percent=${percent}`;
 
 /** The V8 flag for `liveBytes`, or undefined when node's own flags already set it. */
-export function heapFlag(liveBytes: number, execArgv: readonly string[] = process.execArgv): string | undefined {
+export function heapFlag(liveBytes: number, execArgv: readonly string[] = nodeFlags()): string | undefined {
   if (nodeGave(execArgv, '--heap-growing-percent')) return undefined;
   return growthFlag(growingPercent(liveBytes));
 }
@@ -120,7 +123,7 @@ export const busyResponses = 64;
  * then taken to be live (see `liveAfter`) and the young generation's size, and as the watched server becomes busy and
  * quiet again. Each flag node was given itself is left as it is.
  */
-export function leanHeap(execArgv: readonly string[] = process.execArgv): LeanHeap {
+export function leanHeap(execArgv: readonly string[] = nodeFlags()): LeanHeap {
   let { old: live, young } = generations();
   let open = 0;
   let busy = false;

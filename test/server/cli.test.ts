@@ -238,11 +238,11 @@ describe('persona-chat-server CLI', () => {
       "import v8 from 'node:v8'; const set = v8.setFlagsFromString; " +
         "v8.setFlagsFromString = flag => { process.stderr.write('v8 flag ' + flag + '\\n'); set(flag); };",
     )}`;
-    const flagged = (nodeFlags: string[]) =>
+    const flagged = (nodeFlags: string[], nodeOptions = '') =>
       spawnSync(process.execPath, [...nodeFlags, '--import', hook, '--import', 'tsx', cli, '--help'], {
         encoding: 'utf8',
         timeout: 20_000,
-        env: { PATH: process.env.PATH },
+        env: { PATH: process.env.PATH, NODE_OPTIONS: nodeOptions },
       });
     const shipped = flagged([]);
     assert.equal(shipped.status, 0, shipped.stderr);
@@ -259,6 +259,11 @@ describe('persona-chat-server CLI', () => {
     const both = flagged(['--heap-growing-percent=0', '--max-semi-space-size=16']);
     assert.equal(both.status, 0, both.stderr);
     assert.doesNotMatch(both.stderr, /v8 flag/);
+    // NODE_OPTIONS is node's own too (process.execArgv leaves it out).
+    const byOptions = flagged([], '--max-semi-space-size=16');
+    assert.equal(byOptions.status, 0, byOptions.stderr);
+    assert.doesNotMatch(byOptions.stderr, /v8 flag --semi-space/);
+    assert.match(byOptions.stderr, /^v8 flag --heap-growing-percent=\d+$/m);
   });
 
   it('lets its heap grow by a quarter while many responses are open, until few are', async () => {
