@@ -24,6 +24,9 @@ const budgets = { launcher: 3 * 1024, chat: 34.25 * 1024 };
 
 const gzipSize = (code: string | Uint8Array) => gzipSync(code, { level: 9 }).length;
 
+/** A file as the public folder ships it: without the comment that names its source map. */
+const shipped = (code: string) => code.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n');
+
 /** The chat file the build in `dir` made, as its manifest names it. */
 async function chatFileIn(dir: string): Promise<string> {
   const manifest = await readFile(`${dir}/${manifestFile}`, 'utf8').catch(() => '');
@@ -71,12 +74,13 @@ function launcherFiles(chat: string): Plugin {
       const chatCode = await readFile(`${browserDir}/${chat}`, 'utf8');
       if (/^import\b|\bfrom"\.\//m.test(chatCode))
         return this.error(`${chat} imports another file: it must stand alone`);
-      const sizes = [gzipSize(launcher.code), gzipSize(chatCode)];
+      const sizes = [gzipSize(shipped(launcher.code)), gzipSize(chatCode)];
       for (const [what, size, budget] of [
         [`the launcher (persona-chat.js)`, sizes[0]!, budgets.launcher],
         [`the launcher and the chat (persona-chat.js, ${chat})`, sizes[0]! + sizes[1]!, budgets.chat],
       ] as const) {
-        const line = `${what}: ${(size / 1024).toFixed(1)} KB gzip (budget ${(budget / 1024).toFixed(1)} KB)`;
+        // In bytes: a tenth of a kilobyte would hide a build a few bytes over.
+        const line = `${what}: ${size} bytes gzip (budget ${budget})`;
         if (size > budget) this.error(`${line}: over budget`);
         this.info(line);
       }
@@ -95,7 +99,7 @@ function publicCopy(): Plugin {
       await mkdir(browserDir, { recursive: true });
       for (const name of Object.keys(bundle).filter(name => !name.endsWith('.map'))) {
         const code = await readFile(`${debugDir}/${name}`, 'utf8');
-        await writeFile(`${browserDir}/${name}`, code.replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+        await writeFile(`${browserDir}/${name}`, shipped(code));
       }
     },
   };

@@ -52,7 +52,15 @@ export class PanelController implements ReactiveController {
   adopt(drawn: ShadowRoot | null) {
     if (!drawn) return;
     this.#launcherFocused = Boolean(drawn.activeElement);
+    const launcher = drawn.querySelector('.launcher');
     drawn.replaceChildren();
+    // A press begun on that launcher and ended on this one is a click the browser does not fire (its halves fell on
+    // two buttons): the element's first pointerup, before any pointerdown, opens the panel once the click would have.
+    if (!launcher) return;
+    const host = this.#host;
+    let pressed = true;
+    host.addEventListener('pointerdown', () => (pressed = false), { once: true });
+    host.addEventListener('pointerup', () => pressed && setTimeout(() => (host.open = true)), { once: true });
   }
 
   /** Gives the focus back to the launcher, once the panel is closed. */

@@ -4,6 +4,7 @@
 // cannot be produced on demand, so each frame's requestIdleCallback is replaced by a list the test runs when it
 // chooses.
 import { expect } from '@open-wc/testing';
+import { resetMouse, sendMouse } from '@web/test-runner-commands';
 import { waitUntil } from './wait.js';
 import { launcherTexts } from '../../src/element/locales/open.js';
 import { loadTable } from '../../src/element/locale.js';
@@ -93,6 +94,42 @@ describe('the launcher script', () => {
       'launcher',
     );
     expect(el2.open).to.equal(false);
+  });
+
+  it('opens on a press that began on its launcher before the chat came and ended on the chat’s', async () => {
+    // The chat's arrival between the two halves of a press is held for the test: the frame's registry defines the
+    // element only when the test lets it, and a real mouse presses.
+    const w = (await page(
+      `<persona-chat endpoint="/persona-chat" persona-id="${juniper}"></persona-chat>`,
+      'const define=customElements.define.bind(customElements);' +
+        'customElements.define=(...a)=>a[0]==="persona-chat"?window.arrive=()=>define(...a):define(...a);',
+    )) as Frame & { arrive?: () => void };
+    const el = chat(w);
+    let closed = 0;
+    el.addEventListener('persona-chat-close', () => closed++);
+    // The frame is made short enough to lie within every engine's viewport (WebKit's is 562 px high): a mouse
+    // reaches only what the viewport shows.
+    const frame = document.querySelector('iframe')!;
+    frame.style.height = '300px';
+    const { x, y } = frame.getBoundingClientRect();
+    const box = el.shadowRoot!.querySelector('[part="launcher"]')!.getBoundingClientRect();
+    const at: [number, number] = [Math.round(x + box.x + box.width / 2), Math.round(y + box.y + box.height / 2)];
+    await sendMouse({ type: 'move', position: at });
+    await waitUntil(() => w.arrive, 'the pointer over the launcher loads the chat', { timeout: 5000 });
+    try {
+      await sendMouse({ type: 'down' });
+      w.arrive!();
+      expect(w.customElements.get('persona-chat'), 'the chat took the launcher over').to.not.equal(undefined);
+      await (el as Chat).updateComplete;
+      await sendMouse({ type: 'up' });
+    } finally {
+      await resetMouse();
+    }
+    await waitUntil(() => el.open, 'the press opens the panel', { timeout: 5000 });
+    await el.updateComplete;
+    expect(el.shadowRoot!.activeElement?.tagName).to.equal('TEXTAREA');
+    // The browser's own click, where it fires (before the press's end was answered), did not close it again.
+    expect(closed, 'closed meanwhile').to.equal(0);
   });
 
   it('does not load the chat because the browser is idle, unless the site asks for it with loading="idle"', async () => {

@@ -98,8 +98,8 @@ export class WebKitLauncher {
   name = 'WebKit';
   // web-test-runner's commands pick their driver by this type, and only the puppeteer and playwright branches of
   // its sendKeys know `down` and `up` (the webdriver branch throws on them). So this launcher says 'puppeteer' and
-  // getPage() returns a page whose `keyboard` speaks WebDriver actions and whose `setViewport` sizes the window; the
-  // commands this suite does not use (emulateMedia, sendMouse, …) find nothing there and fail saying so.
+  // getPage() returns a page whose `keyboard` and `mouse` speak WebDriver actions and whose `setViewport` sizes the
+  // window; the commands this suite does not use (emulateMedia, …) find nothing there and fail saying so.
   type = 'puppeteer';
   concurrency = 1;
 
@@ -174,7 +174,7 @@ export class WebKitLauncher {
     throw new Error('The WebKit launcher has no debug mode; debug the file in Chromium or Firefox.');
   }
 
-  /** The page the send-keys and set-viewport commands drive: a keyboard and the window's size. */
+  /** The page the send-keys, send-mouse and set-viewport commands drive: a keyboard, a mouse and the window's size. */
   getPage() {
     const press = key => ({ type: 'keyDown', value: keyCode(key) });
     const release = key => ({ type: 'keyUp', value: keyCode(key) });
@@ -193,6 +193,11 @@ export class WebKitLauncher {
             ],
           },
         ],
+      });
+    const buttons = ['left', 'middle', 'right'];
+    const pointer = action =>
+      this.#command('POST', '/actions', {
+        actions: [{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions: [action] }],
       });
     return {
       // The window's outer size is set so that its inner size, the viewport, is the one asked for.
@@ -218,6 +223,18 @@ export class WebKitLauncher {
         press: key => chord([key]),
         down: async key => void this.#held.add(key),
         up: async key => void this.#held.delete(key),
+      },
+      // The driver keeps the pointer's position and buttons from one command to the next, as a visitor's mouse does.
+      mouse: {
+        move: (x, y) => pointer({ type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport' }),
+        down: ({ button } = {}) => pointer({ type: 'pointerDown', button: buttons.indexOf(button ?? 'left') }),
+        up: ({ button } = {}) => pointer({ type: 'pointerUp', button: buttons.indexOf(button ?? 'left') }),
+        click: async (x, y, options) => {
+          await pointer({ type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport' });
+          await pointer({ type: 'pointerDown', button: buttons.indexOf(options?.button ?? 'left') });
+          await pointer({ type: 'pointerUp', button: buttons.indexOf(options?.button ?? 'left') });
+        },
+        reset: () => this.#command('DELETE', '/actions'),
       },
     };
   }
