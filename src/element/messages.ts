@@ -109,11 +109,11 @@ function viewFor(owner: Owner, key: string, { strings, headingLevel }: RenderCon
       codeLabel: strings.code,
       sourceLabel: strings.source,
       headingLevel,
-      // Code is drawn highlighted once the highlighter has come: its styles join the element's, and every reply is
-      // drawn again.
+      // Code is drawn highlighted once the highlighter has come: its styles join the element's, and the replies
+      // that drew code with a language before it came are drawn again, no other.
       highlighted(chunk) {
         chunk.adopt(owner.renderRoot);
-        forgetViews(owner);
+        map.delete(key);
         owner.requestUpdate?.();
       },
     });

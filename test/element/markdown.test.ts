@@ -61,9 +61,14 @@ describe('<persona-chat> drawing replies', () => {
 
   it('highlights code with a language once the highlighter has come, in the colours the page sets', async () => {
     const h = await open('--persona-chat-code-keyword-color: rgb(1, 2, 3)');
+    void h.el.send('How long does shipping take?').catch(() => {});
+    await h.settled();
+    const plain = h.lastReply()!.querySelector('.markdown')!;
     void h.el.send('How long does shipping take, in javascript?').catch(() => {});
     await h.settled();
     await waitUntil(() => h.lastReply()!.querySelector('pre .keyword'), 'a highlighted keyword');
+    // Only the replies with code are drawn again: the one before is the same DOM (a selection in it stays).
+    expect(h.el.shadowRoot!.querySelector('.message.assistant .markdown')).to.equal(plain);
     const keyword = h.lastReply()!.querySelector('pre .keyword')!;
     expect(highlighterRequested()).to.equal(true);
     expect(keyword.textContent).to.equal('const');
