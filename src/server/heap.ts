@@ -10,7 +10,7 @@
  * collected in full every 250 replies or so, and after each full collection V8 compiled again much of the code of the
  * request's way, on its background threads: a quarter of the process's CPU in all. So the growth allowed is a quarter
  * of what was live or 32 MB, whichever is more, but for a server with many responses open (`busyResponses`), whose
- * memory is what its replies hold: a quarter. V8 reads the setting at each full collection, for the next one; the
+ * memory is what its replies hold: a tenth. V8 reads the setting at each full collection, for the next one; the
  * CLI sets it from inside the process (`v8.setFlagsFromString`), first thing, and again after each collection (see
  * `leanHeap`). A flag given to node itself wins, and then the CLI leaves the old generation alone.
  *
@@ -27,6 +27,12 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 /** How much the old generation may grow past what was live, in percent, once a quarter is more than the least. */
 export const heapGrowingPercent = 25;
+/**
+ * How much the old generation may grow past what was live, in percent, while the server is busy (`busyResponses`):
+ * a tenth. A burst of replies held open peaks lower than with a quarter, at a little more CPU for its
+ * collections.
+ */
+export const busyGrowingPercent = 10;
 /** The least the old generation may grow past what was live, in MB. */
 export const heapGrowingLeastMb = 32;
 /** Most growth allowed, in percent, however small the heap: V8's own greatest factor, four times what was live. */
@@ -103,7 +109,7 @@ function generations(): { old: number; young: number } {
 /** The CLI's V8 setting, set again as the heap and the server's load change. */
 export interface LeanHeap {
   /**
-   * Counts the server's open responses: while `busyResponses` or more are open, the growth is a quarter, whatever the
+   * Counts the server's open responses: while `busyResponses` or more are open, the growth is a tenth, whatever the
    * heap's size, until fewer than half as many are.
    */
   watch(server: Server): void;
@@ -112,7 +118,7 @@ export interface LeanHeap {
 }
 
 /**
- * Open responses from which the growth is a quarter. A burst of replies opened at once grows the old generation
+ * Open responses from which the growth is a tenth. A burst of replies opened at once grows the old generation
  * faster than V8 marks it, and a growth set from the small heap before the burst would let its peak run far ahead:
  * the count changes with the first requests of the burst, before any collection tells.
  */
@@ -140,7 +146,7 @@ export function leanHeap(execArgv: readonly string[] = nodeFlags()): LeanHeap {
       v8.setFlagsFromString(`--semi-space-growth-factor=${want}`);
     }
     if (!flag) return;
-    const next = growthFlag(busy ? heapGrowingPercent : growingPercent(live));
+    const next = growthFlag(busy ? busyGrowingPercent : growingPercent(live));
     if (next === flag) return;
     flag = next;
     v8.setFlagsFromString(flag);
