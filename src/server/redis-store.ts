@@ -219,9 +219,6 @@ const scripts = {
     return 1`),
 };
 
-/** A run's lease, record and log keys, and its channel. */
-type AppendKeys = readonly [lease: string, record: string, log: string, channel: string];
-
 /** What this instance knows of a run whose lease it holds (one of its producers, or a reader ending the run). */
 interface LocalRun {
   token: string;
@@ -244,8 +241,6 @@ interface LocalRun {
   stop: boolean | undefined;
   /** The stop channel's epoch that `stop` holds for (-1: none). */
   epoch: number;
-  /** The keys and the channel an append names (`#appendKeys`), made once for the run's appends. */
-  keys?: AppendKeys;
 }
 
 /** A run's channel that the subscriber listens on for the readers of this instance that wait on the run. */
@@ -285,8 +280,6 @@ export class RedisStore implements BackendStore {
   readonly #clock: RedisClock;
   readonly #appendWindowMs: number;
   readonly #prefix: string;
-  /** What the key of a conversation's runs begins with, for the append script. */
-  readonly #runsPrefix: string;
   readonly #onStatus: NonNullable<RedisStoreOptions['onStatus']>;
   #down = false;
   /** The runs whose lease this instance holds. */
@@ -308,7 +301,6 @@ export class RedisStore implements BackendStore {
   constructor(options: RedisStoreOptions) {
     const where = describe(options.url);
     this.#prefix = options.prefix ?? 'persona-chat:';
-    this.#runsPrefix = this.#key('runs', '');
     this.#onStatus =
       options.onStatus ??
       ((status, detail) => {
@@ -465,27 +457,12 @@ export class RedisStore implements BackendStore {
     { release = false }: { release?: boolean } = {},
   ) {
     if (!events.length) return [];
-    const known = this.#local.get(id);
-    // Built as it is sent: a reply's appends are most of what an instance sends, each a few hundred bytes that live
-    // until Redis answers.
-    const keys = known?.keys ?? this.#appendKeys(id);
-    const [lease, record, log, channel] = keys;
-    const command = [
-      'EVALSHA',
-      scripts.appendEvents.sha,
-      '3',
-      lease,
-      record,
-      log,
-      leaseToken,
-      String(ttlMs),
-      channel,
-      this.#runsPrefix,
-      release ? '1' : '0',
-    ];
-    for (const { event, data } of events) command.push(event, data);
+    const keys = [this.#key('lease', id), this.#key('run', id), this.#key('log', id)];
+    const args: (string | number)[] = [leaseToken, ttlMs, this.#channel(id), this.#key('runs', ''), release ? 1 : 0];
+    for (const { event, data } of events) args.push(event, data);
     // A reply's first text and its end go at once, for the visitor waits for them; the text between goes with the
     // appends of the other runs.
+    const known = this.#local.get(id);
     if (!release && known?.token === leaseToken && known.texted) {
       await (this.#appendWindow ??= new Promise(resolve =>
         setTimeout(() => {
@@ -496,7 +473,7 @@ export class RedisStore implements BackendStore {
     }
     let appended: Reply;
     try {
-      appended = await this.#send(scripts.appendEvents, command);
+      appended = await this.#run(scripts.appendEvents, keys, args);
     } catch (error) {
       // Whether they were appended is not known (a stalled Redis may still run the script): the log is read again.
       this.#drop(id);
@@ -515,7 +492,6 @@ export class RedisStore implements BackendStore {
       this.#local.set(id, run);
     }
     if (run.attempt !== attempt) Object.assign(run, { attempt, log: undefined, fromStart: false, texted: false });
-    run.keys ??= keys;
     run.texted ||= events.some(({ event }) => event === 'delta');
     run.leased = true;
     run.released = false;
@@ -665,11 +641,6 @@ export class RedisStore implements BackendStore {
 
   #key(kind: string, id: string) {
     return `${this.#prefix}${kind}:${id}`;
-  }
-
-  /** What `appendEvents` names: the run's lease, record and log, and its channel. */
-  #appendKeys(id: string): AppendKeys {
-    return [this.#key('lease', id), this.#key('run', id), this.#key('log', id), this.#channel(id)];
   }
 
   #channel(id: string) {
@@ -930,18 +901,15 @@ export class RedisStore implements BackendStore {
   }
 
   /** Runs a script by its hash, sending its text only when Redis does not know it yet (after a restart). */
-  #run(script: Script, keys: string[], args: (string | number)[]): Promise<Reply> {
+  async #run(script: Script, keys: string[], args: (string | number)[]): Promise<Reply> {
     const command = ['EVALSHA', script.sha, String(keys.length), ...keys];
     for (const arg of args) command.push(String(arg));
-    return this.#send(script, command);
-  }
-
-  /** Sends `EVALSHA`, the script's hash and the rest of `command`; the script's text only when Redis lacks it. */
-  #send(script: Script, command: string[]): Promise<Reply> {
-    return this.#command(command).catch((error: unknown) => {
+    try {
+      return await this.#command(command);
+    } catch (error) {
       if (!/NOSCRIPT/.test(String((error as Error).cause ?? error))) throw error;
       return this.#command(['EVAL', script.lua, ...command.slice(2)]);
-    });
+    }
   }
 
   /**
