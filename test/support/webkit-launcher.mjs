@@ -199,6 +199,18 @@ export class WebKitLauncher {
       this.#command('POST', '/actions', {
         actions: [{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions: [action] }],
       });
+    // The driver keeps the pointer's position and buttons from one command to the next, as a visitor's mouse does.
+    const mouse = {
+      move: (x, y) => pointer({ type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport' }),
+      down: ({ button } = {}) => pointer({ type: 'pointerDown', button: buttons.indexOf(button ?? 'left') }),
+      up: ({ button } = {}) => pointer({ type: 'pointerUp', button: buttons.indexOf(button ?? 'left') }),
+      click: async (x, y, options) => {
+        await mouse.move(x, y);
+        await mouse.down(options);
+        await mouse.up(options);
+      },
+      reset: () => this.#command('DELETE', '/actions'),
+    };
     return {
       // The window's outer size is set so that its inner size, the viewport, is the one asked for.
       setViewport: async ({ width, height }) => {
@@ -224,18 +236,7 @@ export class WebKitLauncher {
         down: async key => void this.#held.add(key),
         up: async key => void this.#held.delete(key),
       },
-      // The driver keeps the pointer's position and buttons from one command to the next, as a visitor's mouse does.
-      mouse: {
-        move: (x, y) => pointer({ type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport' }),
-        down: ({ button } = {}) => pointer({ type: 'pointerDown', button: buttons.indexOf(button ?? 'left') }),
-        up: ({ button } = {}) => pointer({ type: 'pointerUp', button: buttons.indexOf(button ?? 'left') }),
-        click: async (x, y, options) => {
-          await pointer({ type: 'pointerMove', x: Math.round(x), y: Math.round(y), origin: 'viewport' });
-          await pointer({ type: 'pointerDown', button: buttons.indexOf(options?.button ?? 'left') });
-          await pointer({ type: 'pointerUp', button: buttons.indexOf(options?.button ?? 'left') });
-        },
-        reset: () => this.#command('DELETE', '/actions'),
-      },
+      mouse,
     };
   }
 
